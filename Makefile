@@ -1,0 +1,93 @@
+# RLVR recipes on veRL. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+# GPU stack when an NVIDIA GPU answers (or GPU=1); the CPU stack otherwise.
+GPU    ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1 || echo 0)
+STAMP  := $(VENV)/.setup-gpu$(GPU)
+
+RECIPE ?= dapo
+ENGINE ?=
+RUN_DIR ?=
+ARGS   ?=
+PYTEST_ARGS ?=
+
+.PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
+        eval diagnose report sweep estimate pipeline clean
+
+help: ## Show this help
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
+	  awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
+	@echo
+	@echo "  Variables: RECIPE=$(RECIPE) ENGINE=<auto|local|verl> RUN_DIR=<dir> ARGS=\"<hydra overrides>\" GPU=<0|1>"
+
+setup: $(STAMP) ## Create .venv and install the project (idempotent; CPU torch unless a GPU is present)
+
+$(STAMP): pyproject.toml Makefile
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+ifeq ($(GPU),1)
+	$(PIP) install "verl[vllm]==0.9.1"
+else
+	# torch first and pinned: otherwise a veRL dependency pulls a multi-GB CUDA build.
+	$(PIP) install "torch==2.13.0"
+	$(PIP) install "verl[verl-core]==0.9.1"
+endif
+	$(PIP) install -e ".[dev]"
+	@rm -f $(VENV)/.setup-gpu*
+	@touch $@
+	@echo "setup done (GPU=$(GPU))"
+
+run: setup ## Run a recipe: make run RECIPE=dapo [ENGINE=local|verl] [RUN_DIR=...] [ARGS="k=v ..."]
+	$(PY) -m recipes.run recipe=$(RECIPE) $(if $(ENGINE),engine=$(ENGINE)) $(if $(RUN_DIR),run_dir=$(RUN_DIR)) $(ARGS)
+
+test: setup ## Run the CPU test suite (excludes tests marked slow)
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+test-all: setup ## Run every test, slow ones included
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: setup ## ruff check + format check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup ## ruff format + autofix
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+data: setup ## Write a dataset as veRL parquet: make data DATA=<name> [N=...] [SEED=...] [OUT=dir]
+	$(PY) -m data_pipelines.make_data data=$(DATA) $(if $(N),n=$(N)) $(if $(SEED),seed=$(SEED)) $(if $(OUT),out=$(OUT)) $(if $(DATA_PATH),data_path=$(DATA_PATH)) $(ARGS)
+
+filter: setup ## Offline difficulty filter: make filter DATA=<parquet|name> MODEL=<path> N=16 BAND=0.2,0.8 [OUT=dir]
+	$(PY) -m data_pipelines.filter data=$(DATA) model=$(MODEL) $(if $(N),n=$(N)) $(if $(BAND),band=[$(BAND)]) $(if $(OUT),out=$(OUT)) $(ARGS)
+
+bench-rewards: setup ## Verifier benchmark: FN/FP rates and latency vs math-verify and veRL scorers
+	$(PY) -m benchmarks.bench_rewards $(ARGS)
+
+bench-engine: setup ## Local engine speed vs TRL GRPOTrainer and the machine floor (installs trl)
+	$(PIP) install -q "trl==1.16.0"
+	$(PY) -m benchmarks.bench_engine $(ARGS)
+
+eval: setup ## pass@k / maj@k evaluation: make eval MODEL=<path|run dir> DATA=<parquet> N=64 K=1,4,16,64
+	$(PY) -m analysis.evaluate model=$(MODEL) data=$(DATA) $(if $(N),n=$(N)) $(if $(K),k=[$(K)]) $(if $(OUT),out=$(OUT)) $(ARGS)
+
+diagnose: setup ## RLVR diagnostic checklist for a run: make diagnose RUN=<run dir>
+	$(PY) -m analysis.diagnose run=$(RUN) $(if $(OUT),out=$(OUT)) $(ARGS)
+
+report: setup ## Comparison report: make report RUNS="<dir> <dir>" | SWEEP=<multirun dir> [OUT=dir]
+	$(PY) -m analysis.report $(if $(RUNS),runs="[$(shell echo $(RUNS) | sed 's/ /,/g')]") $(if $(SWEEP),sweep=$(SWEEP)) $(if $(OUT),out=$(OUT)) $(ARGS)
+
+estimate: setup ## Generation vs SFT token budget and GPU-hours for a recipe: make estimate RECIPE=<name>
+	$(PY) -m analysis.estimate recipe=$(RECIPE) $(ARGS)
+
+sweep: setup ## Ablation sweep as a Hydra multirun: make sweep SWEEP=<name> [RECIPE=...] [SCALE=...]
+	$(PY) -m recipes.sweep sweep=$(SWEEP) $(if $(filter command line,$(origin RECIPE)),recipe=$(RECIPE)) $(if $(SCALE),scale=$(SCALE)) $(ARGS)
+
+pipeline: setup ## Multi-stage pipeline: make pipeline PIPELINE=r1|distill
+	$(PY) -m recipes.pipeline pipeline=$(PIPELINE) $(ARGS)
+
+clean: ## Remove caches and run outputs (keeps .venv)
+	rm -rf .pytest_cache .ruff_cache outputs multirun

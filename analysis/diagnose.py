@@ -1,0 +1,66 @@
+"""``python -m analysis.diagnose run=<run dir>``: the RLVR diagnostic checklist for one run.
+
+Runs every check registered in ``analysis.checks.CHECKS`` (checklist order), writes
+``diagnosis.md`` / ``diagnosis.html`` with PNG plots and ``verifier_audit.jsonl`` to
+``<run>/diagnosis`` (or ``out=``), and prints one verdict line per check. A check that raises
+is reported as failed with its error (the rest still run); missing data is "not logged".
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from omegaconf import DictConfig
+
+import analysis.checks_curves  # noqa: F401  (registers checks 4-7)
+from analysis.checks import CHECKS, Context
+from analysis.cli import parse, require
+from analysis.render import STATUS_ICON, Document, Section
+from analysis.runs import Run
+
+
+def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
+    """Run the checklist on ``cfg.run``; return the document and the files written."""
+    run_dir = Path(str(cfg.run))
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"diagnose: run={run_dir} is not a directory")
+    r = Run(run_dir)
+    out = Path(str(cfg.out)) if cfg.out else run_dir / "diagnosis"
+    doc = Document(f"Diagnosis: {r.name}", out)
+    doc.intro.append(
+        f"Run `{run_dir}` — recipe {r.recipe or '?'}, engine {r.manifest.get('engine', '?')}, "
+        f"seed {r.seed}, git {str(r.manifest.get('git_commit', '?'))[:10]}"
+        f"{' (dirty)' if r.manifest.get('git_dirty') else ''}; "
+        f"{len(r.metrics)} metrics logged, rollout dumps {len(r.sample_steps('rollouts'))}, "
+        f"validation dumps {len(r.sample_steps('validation'))}."
+    )
+    ctx = Context(r, doc, cfg, np.random.default_rng(int(cfg.seed)))
+    names = list(cfg.checks) if cfg.checks else sorted(CHECKS.names(), key=lambda n: CHECKS.get(n).order)
+    for name in names:
+        chk = CHECKS.get(name)
+        try:
+            sec = chk.fn(ctx)
+        except Exception as exc:  # one broken check must not hide the others
+            sec = Section(chk.title, "fail", f"check crashed: {exc!r}", text=[traceback.format_exc(limit=3)])
+        doc.sections.append(sec)
+    if r.bad_lines:
+        doc.intro.append(f"{r.bad_lines} malformed JSONL lines were skipped.")
+    return doc, doc.write("diagnosis")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    cfg, _ = parse("diagnose", argv)
+    require(cfg, "run", command="diagnose")
+    doc, files = run(cfg)
+    for s in doc.sections:
+        print(f"[{STATUS_ICON.get(s.status, s.status):>10}] {s.title}: {s.verdict}")
+    print(f"wrote {files['markdown']} and {files['html']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

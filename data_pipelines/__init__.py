@@ -1,0 +1,1 @@
+"""Data pipelines: procedural tasks and hub datasets to veRL parquet, filtering, rejection sampling."""

@@ -1,0 +1,60 @@
+"""Helpers shared by the task generators: a per-(task, seed, split) RNG and the row builder.
+
+Not a task module (the leading underscore keeps ``tasks/__init__`` from importing it as one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any
+
+from data_pipelines.templates import Template, check_compatible, get_template
+
+
+def derived_seed(task: str, seed: int, split: str) -> int:
+    """A stable 63-bit seed for one (task, seed, split): train and test never share a stream.
+
+    >>> derived_seed("countdown", 0, "train") != derived_seed("countdown", 0, "test")
+    True
+    """
+    digest = hashlib.sha256(f"{task}|{seed}|{split}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def task_rng(task: str, seed: int, split: str) -> random.Random:
+    """``random.Random`` seeded by :func:`derived_seed`."""
+    return random.Random(derived_seed(task, seed, split))
+
+
+def resolve_template(template: str | Template, accepted: tuple[str, ...], task: str) -> Template:
+    """Look up ``template`` and check that ``task``'s verifier reads its answer format."""
+    tpl = get_template(template)
+    check_compatible(tpl, accepted, task)
+    return tpl
+
+
+def make_row(
+    *,
+    data_source: str,
+    question: str,
+    answer: str,
+    ability: str,
+    split: str,
+    index: int,
+    template: Template,
+    extra: dict[str, Any] | None = None,
+    prompt_text: str | None = None,
+) -> dict[str, Any]:
+    """One row in veRL's schema; ``extra`` lands in ``extra_info`` next to index/split/question.
+
+    ``question`` is the bare question (what dedup and decontamination compare);
+    ``prompt_text`` (default: the question) is what the template wraps, e.g. with task rules.
+    """
+    return {
+        "data_source": data_source,
+        "prompt": template.render(prompt_text or question),
+        "ability": ability,
+        "reward_model": {"style": "rule", "ground_truth": answer},
+        "extra_info": {"index": index, "split": split, "question": question, **(extra or {})},
+    }

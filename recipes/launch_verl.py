@@ -1,0 +1,101 @@
+"""Hand a validated config to veRL's own trainer (``verl.trainer.main_ppo``), unmodified.
+
+Does: strip this project's keys, save the pure veRL config as ``verl_config.yaml`` in the run
+directory, and write the exact launch command(s) to ``launch.sh``. The command is veRL's own
+CLI (``python -m verl.trainer.main_ppo --config-path <run_dir> --config-name verl_config``),
+so a run can be re-launched by hand. On a machine without CUDA GPUs ``launch`` stops at once
+(veRL's trainer would otherwise hang in Ray or fail deep inside NCCL).
+
+R1-Zero's reference reset (``rlvr.ref_reset_steps``) has no veRL key, so it is realised with
+veRL's own pieces, without forking the trainer: training runs in segments of N steps; after
+each segment the latest actor checkpoint is merged to HF format by ``verl.model_merger`` and
+the next segment resumes (``trainer.resume_mode=auto``) with ``actor_rollout_ref.model.path``
+pointing at it, so the reference model is reloaded from the current policy. Not executed on
+this project's CPU CI: there, it is checked by composition and dry run only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+#: Top-level keys that belong to this project, not to veRL.
+PROJECT_KEYS = ("rlvr", "engine", "dry_run", "run_dir", "local", "hydra")
+
+
+class EngineUnavailable(RuntimeError):
+    """The requested engine cannot run on this machine."""
+
+
+def cuda_gpus() -> int:
+    """Number of visible CUDA GPUs (0 when torch has no CUDA)."""
+    try:
+        import torch
+
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+def verl_config(cfg: DictConfig) -> DictConfig:
+    """The composed config without this project's keys, resolved: what veRL receives."""
+    container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+    for key in PROJECT_KEYS:
+        container.pop(key, None)
+    return OmegaConf.create(container)
+
+
+def launch_commands(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
+    """The command lines that train this config with veRL, in order."""
+    base = [sys.executable, "-m", "verl.trainer.main_ppo", f"--config-path={run_dir.resolve()}",
+            "--config-name=verl_config"]
+    every = cfg.rlvr.get("ref_reset_steps")
+    total = cfg.trainer.total_training_steps
+    if not every:
+        return [base]
+    if not isinstance(total, int) or total <= 0:
+        raise ValueError("[trainer.total_training_steps] rlvr.ref_reset_steps needs a fixed number of steps; "
+                         "fix: set trainer.total_training_steps")
+    ckpt = Path(str(cfg.trainer.default_local_dir))
+    cmds: list[list[str]] = []
+    for k in range(1, math.ceil(total / every) + 1):
+        seg = [*base, f"trainer.total_training_steps={min(k * every, total)}", "trainer.resume_mode=auto",
+               f"trainer.save_freq={every}"]
+        if k > 1:
+            step = (k - 1) * every
+            merged = run_dir.resolve() / "ref_reset" / f"step_{step}"
+            cmds.append([sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
+                         "--local_dir", str(ckpt / f"global_step_{step}" / "actor"), "--target_dir", str(merged)])
+            seg.append(f"actor_rollout_ref.model.path={merged}")
+        cmds.append(seg)
+    return cmds
+
+
+def prepare(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
+    """Write ``verl_config.yaml`` and ``launch.sh`` into ``run_dir``; return the commands."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(verl_config(cfg), run_dir / "verl_config.yaml")
+    cmds = launch_commands(cfg, run_dir)
+    lines = ["#!/usr/bin/env bash", "# Launches this run with veRL's own trainer (written by recipes.run).",
+             "set -euo pipefail", f"export VERL_FILE_LOGGER_PATH={shlex.quote(str(run_dir.resolve() / 'metrics.jsonl'))}"]
+    lines += [shlex.join(c) for c in cmds]
+    (run_dir / "launch.sh").write_text("\n".join(lines) + "\n")
+    (run_dir / "launch.sh").chmod(0o755)
+    return cmds
+
+
+def launch(run_dir: Path) -> int:
+    """Run ``run_dir/launch.sh``; raise ``EngineUnavailable`` on a machine without CUDA GPUs."""
+    if cuda_gpus() == 0:
+        raise EngineUnavailable(
+            "engine=verl needs CUDA GPUs and none is visible here (veRL 0.9.1's trainer has no CPU path: "
+            "Ray resource pools demand GPUs and the rollout needs vLLM/SGLang). Use engine=local to run "
+            f"this recipe in miniature on the CPU, or launch {run_dir / 'launch.sh'} on a GPU machine.")
+    env = dict(os.environ)
+    return subprocess.call(["bash", str(run_dir / "launch.sh")], env=env)

@@ -1,0 +1,179 @@
+"""The RL math of the local engine, delegated to veRL: rewards, group filter, advantages, loss.
+
+- :func:`score_rollout`: decodes responses like veRL's reward managers (``skip_special_tokens``),
+  calls the configured reward function (loaded with veRL's ``get_custom_reward_fn``, so
+  ``reward.custom_reward_function.reward_kwargs`` such as ``format_weight`` are bound the same
+  way) and, for ``reward.reward_manager.name == dapo``, adds DAPO's overlong penalty
+  (``rewards.shaping.overlong_penalty``, veRL's formula) from ``reward.reward_kwargs``. The score
+  sits on the last response token, as veRL's managers put it.
+- :func:`keep_groups`: DAPO dynamic sampling's group filter (verl-recipe ``dapo``): keep groups
+  whose ``algorithm.filter_groups.metric`` has non-zero std (or a single member).
+- :func:`compute_advantages`: veRL's ``ray_trainer.compute_advantage`` on a ``DataProto`` (which
+  dispatches to ``core_algos.get_adv_estimator_fn``), after ``apply_kl_penalty`` when
+  ``algorithm.use_kl_in_reward``.
+- :func:`policy_loss`: veRL's ``workers/utils/losses.ppo_loss`` steps with the registered
+  ``get_policy_loss_fn(loss_mode)``, ``agg_loss`` and ``kl_penalty`` on padded tensors.
+Not covered: reward models, critic/value losses (see ``support.py``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from recipes.local.data import Prompt
+from recipes.local.sampler import Rollout
+
+
+def actor_config(cfg: DictConfig) -> Any:
+    """``verl.workers.config.ActorConfig`` from ``actor_rollout_ref.actor`` (micro-batch defaulted)."""
+    from verl.utils.config import omega_conf_to_dataclass
+
+    actor = OmegaConf.create(OmegaConf.to_container(cfg.actor_rollout_ref.actor, resolve=True))
+    if actor.get("ppo_micro_batch_size") is None and actor.get("ppo_micro_batch_size_per_gpu") is None:
+        actor.ppo_micro_batch_size_per_gpu = int(actor.ppo_mini_batch_size)  # memory knob only
+    return omega_conf_to_dataclass(actor)
+
+
+def score_rollout(
+    cfg: DictConfig, reward_fn: Any, tokenizer: Any, prompts: list[Prompt], rollout: Rollout, n: int
+) -> tuple[torch.Tensor, dict[str, list[Any]], list[str]]:
+    """Token-level scores (B, R) plus the reward function's extra keys and the decoded texts."""
+    B, R = rollout.responses.shape
+    lengths = rollout.response_lengths.tolist()
+    manager = str(OmegaConf.select(cfg, "reward.reward_manager.name"))
+    kw = OmegaConf.select(cfg, "reward.reward_kwargs", default=None) or {}
+    over = kw.get("overlong_buffer_cfg") if manager == "dapo" else None
+    use_over = bool(over is not None and over.get("enable", False))
+    if use_over:
+        from rewards.shaping import overlong_penalty
+    scores = torch.zeros((B, R), dtype=torch.float32)
+    extra: dict[str, list[Any]] = defaultdict(list)
+    texts = tokenizer.batch_decode([rollout.responses[i, : lengths[i]].tolist() for i in range(B)],
+                                   skip_special_tokens=True)
+    for i in range(B):
+        p = prompts[i // n]
+        text = texts[i]
+        res = reward_fn(data_source=p.data_source, solution_str=text, ground_truth=p.ground_truth,
+                        extra_info=p.extra_info)
+        if isinstance(res, dict):
+            score = float(res["score"])
+            for k, v in res.items():
+                extra[k].append(v)
+        else:
+            score = float(res)
+            extra["acc"].append(score)
+        if use_over:
+            pen = overlong_penalty(lengths[i], int(kw["max_resp_len"]), int(over["len"]), float(over["penalty_factor"]))
+            score += pen
+            if over.get("log", False):
+                extra["overlong_reward"].append(pen)
+                extra["overlong"].append(pen < 0)
+        if lengths[i] > 0:
+            scores[i, lengths[i] - 1] = score
+    return scores, dict(extra), texts
+
+
+def group_metric(metric: str, scores: torch.Tensor, extra: dict[str, list[Any]]) -> np.ndarray:
+    """Per-sample values of ``algorithm.filter_groups.metric`` (as verl-recipe dapo reads them)."""
+    if metric in ("seq_final_reward", "seq_reward", "score"):
+        return scores.sum(-1).numpy()
+    if metric not in extra:
+        raise ValueError(
+            f"[algorithm.filter_groups] metric={metric!r} is not returned by the reward function "
+            f"(fix: one of {sorted(['seq_reward', 'seq_final_reward', *extra])})"
+        )
+    return np.asarray([float(v) for v in extra[metric]], dtype=np.float64)
+
+
+def keep_groups(values: np.ndarray, n: int) -> tuple[list[int], int]:
+    """Indices of groups with non-zero std of ``values`` (or size 1), and the zero-variance count."""
+    groups = values.reshape(-1, n)
+    kept = [g for g in range(groups.shape[0]) if n == 1 or np.std(groups[g]) > 0]
+    return kept, groups.shape[0] - len(kept)
+
+
+def make_batch(rollout: Rollout, scores: torch.Tensor, uids: list[str], ref_log_prob: torch.Tensor | None = None) -> Any:
+    """A veRL ``DataProto`` with the keys veRL's trainer has at advantage time."""
+    from verl import DataProto
+
+    tensors = {
+        "prompts": rollout.prompts,
+        "responses": rollout.responses,
+        "attention_mask": torch.cat([rollout.prompt_mask, rollout.response_mask], dim=1),
+        "response_mask": rollout.response_mask.float(),
+        "old_log_probs": rollout.old_log_probs,
+        "token_level_scores": scores,
+    }
+    if ref_log_prob is not None:
+        tensors["ref_log_prob"] = ref_log_prob
+    return DataProto.from_dict(tensors=tensors, non_tensors={"uid": np.asarray(uids, dtype=object)})
+
+
+def compute_advantages(cfg: DictConfig, batch: Any, kl_ctrl: Any | None = None) -> tuple[Any, dict[str, float]]:
+    """KL-in-reward (if configured) then veRL's ``compute_advantage``; returns the batch and metrics."""
+    from verl.trainer.ppo.ray_trainer import apply_kl_penalty, compute_advantage
+
+    algo = cfg.algorithm
+    metrics: dict[str, float] = {}
+    if algo.use_kl_in_reward:
+        batch, metrics = apply_kl_penalty(batch, kl_ctrl=kl_ctrl, kl_penalty=algo.kl_penalty)
+    else:
+        batch.batch["token_level_rewards"] = batch.batch["token_level_scores"]
+    batch = compute_advantage(
+        batch,
+        adv_estimator=algo.adv_estimator,
+        gamma=algo.gamma,
+        lam=algo.lam,
+        num_repeat=int(cfg.actor_rollout_ref.rollout.n),
+        norm_adv_by_std_in_grpo=bool(algo.get("norm_adv_by_std_in_grpo", True)),
+        config=algo,
+    )
+    return batch, metrics
+
+
+def policy_loss(
+    actor_cfg: Any,
+    log_prob: torch.Tensor,
+    old_log_prob: torch.Tensor,
+    advantages: torch.Tensor,
+    response_mask: torch.Tensor,
+    entropy: torch.Tensor | None = None,
+    ref_log_prob: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The actor loss of one mini-batch, as ``verl.workers.utils.losses.ppo_loss`` composes it.
+
+    ``global_batch_info`` covers the whole mini-batch (one micro-batch, dp_size 1), so
+    ``agg_loss`` normalises exactly as veRL does over a global mini-batch.
+    """
+    from verl.trainer.ppo.core_algos import agg_loss, get_policy_loss_fn, kl_penalty
+
+    mask = response_mask.bool()
+    actor_cfg.global_batch_info.update(
+        dp_size=1, batch_num_tokens=int(mask.sum()), global_batch_size=int((mask.sum(-1) > 0).sum()),
+        loss_scale_factor=actor_cfg.loss_scale_factor,
+    )
+    mode = actor_cfg.loss_agg_mode
+    fn = get_policy_loss_fn(actor_cfg.policy_loss.get("loss_mode", "vanilla"))
+    pg_loss, pg_metrics = fn(old_log_prob=old_log_prob, log_prob=log_prob, advantages=advantages,
+                             response_mask=mask, loss_agg_mode=mode, config=actor_cfg, rollout_is_weights=None)
+    metrics = dict(pg_metrics)
+    metrics["actor/pg_loss"] = float(pg_loss.detach())
+    loss = pg_loss
+    if entropy is not None and actor_cfg.entropy_coeff != 0:
+        ent_loss = agg_loss(loss_mat=entropy, loss_mask=mask, loss_agg_mode=mode, **actor_cfg.global_batch_info)
+        loss = loss - actor_cfg.entropy_coeff * ent_loss
+        metrics["actor/entropy_loss"] = float(ent_loss.detach())
+    if actor_cfg.use_kl_loss:
+        if ref_log_prob is None:
+            raise ValueError("[actor_rollout_ref.actor] use_kl_loss=true needs reference log-probs")
+        kld = kl_penalty(logprob=log_prob, ref_logprob=ref_log_prob, kl_penalty=actor_cfg.kl_loss_type)
+        kl_loss = agg_loss(loss_mat=kld, loss_mask=mask, loss_agg_mode=mode, **actor_cfg.global_batch_info)
+        loss = loss + kl_loss * actor_cfg.kl_loss_coef
+        metrics["actor/kl_loss"] = float(kl_loss.detach())
+        metrics["actor/kl_coef"] = float(actor_cfg.kl_loss_coef)
+    return loss, metrics

@@ -1,0 +1,178 @@
+"""KV-cache sampling and response log-probabilities for the local engine.
+
+:func:`generate` left-pads a batch of prompts, runs the prompt prefill **once per prompt** and
+repeats the KV cache for the ``n`` samples of a group (prefill sharing), then decodes token by
+token with temperature / top-k / top-p, stopping when every row has produced EOS. It returns the
+log-probability of each sampled token under the temperature-scaled, *unfiltered* distribution
+(what veRL's actor recomputes as ``old_log_probs``), so no second forward pass is needed for them.
+The response mask is built **by position** (every token up to and including the first EOS),
+never by pad id: a model that samples ``<|pad|>`` mid-response keeps a consistent mask.
+
+:func:`response_logprobs` recomputes per-token log-probs (and entropy) for training, applying
+the LM head only to response positions (no logits for prompt positions).
+Not covered: beam search, repetition penalties, stop strings other than EOS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class Rollout:
+    """A batch of sampled responses (rows are grouped: ``n`` consecutive rows per prompt).
+
+    Attributes:
+        prompts: (B, P) left-padded prompt ids.
+        prompt_mask: (B, P) 1 on real prompt tokens.
+        responses: (B, R) sampled ids; positions after the first EOS hold ``pad_id``.
+        response_mask: (B, R) 1 up to and including the first EOS (by position).
+        old_log_probs: (B, R) log-prob of each sampled token at sampling time (0 where masked).
+    """
+
+    prompts: torch.Tensor
+    prompt_mask: torch.Tensor
+    responses: torch.Tensor
+    response_mask: torch.Tensor
+    old_log_probs: torch.Tensor
+
+    @property
+    def response_lengths(self) -> torch.Tensor:
+        return self.response_mask.sum(-1)
+
+
+def left_pad(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Left-pad token lists into (ids, mask) tensors."""
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        if s:
+            ids[i, width - len(s) :] = torch.tensor(s, dtype=torch.long)
+            mask[i, width - len(s) :] = 1
+    return ids, mask
+
+
+def position_mask(tokens: torch.Tensor, eos_id: int) -> torch.Tensor:
+    """1 for every position up to and including the first EOS of each row (all 1 if no EOS).
+
+    >>> position_mask(torch.tensor([[5, 2, 0, 2], [5, 5, 5, 5]]), eos_id=2).tolist()
+    [[1, 1, 0, 0], [1, 1, 1, 1]]
+    """
+    is_eos = (tokens == eos_id).long()
+    before = torch.cumsum(is_eos, dim=-1) - is_eos  # number of EOS strictly before each position
+    return (before == 0).long()
+
+
+def _filter_logits(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
+    if top_k is not None and 0 < top_k < logits.shape[-1]:
+        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None and top_p < 1.0:
+        sorted_logits, idx = torch.sort(logits, descending=True, dim=-1)
+        probs = sorted_logits.softmax(-1)
+        drop = (probs.cumsum(-1) - probs) > top_p  # keep the smallest prefix with mass >= top_p
+        sorted_logits = sorted_logits.masked_fill(drop, float("-inf"))
+        logits = torch.full_like(logits, float("-inf")).scatter(-1, idx, sorted_logits)
+    return logits
+
+
+@torch.no_grad()
+def generate(
+    model: torch.nn.Module,
+    prompts: list[list[int]],
+    n: int,
+    max_new_tokens: int,
+    eos_id: int,
+    pad_id: int,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    top_k: int = -1,
+    do_sample: bool = True,
+    generator: torch.Generator | None = None,
+) -> Rollout:
+    """Sample ``n`` responses per prompt with a KV cache (rows ``i*n .. i*n+n-1`` share prompt ``i``).
+
+    ``do_sample=False`` (or ``temperature == 0``) decodes greedily; log-probs are then those of
+    the untempered distribution.
+    """
+    greedy = (not do_sample) or temperature == 0
+    scale = 1.0 if greedy else float(temperature)
+    ids, mask = left_pad(prompts, pad_id)
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1)
+    cache = out.past_key_values
+    if n > 1:
+        cache.batch_repeat_interleave(n)
+    logits = out.logits[:, -1].repeat_interleave(n, dim=0)
+    attn = mask.repeat_interleave(n, dim=0)
+    next_pos = pos[:, -1:].repeat_interleave(n, dim=0) + 1
+    rows = attn.shape[0]
+    tokens = torch.full((rows, max_new_tokens), pad_id, dtype=torch.long)
+    logps = torch.zeros((rows, max_new_tokens))
+    done = torch.zeros(rows, dtype=torch.bool)
+    steps = 0
+    for t in range(max_new_tokens):
+        logp_all = torch.log_softmax(logits.float() / scale, dim=-1)
+        if greedy:
+            tok = logp_all.argmax(-1)
+        else:
+            filt = _filter_logits(logits.float() / scale, top_k, top_p)
+            tok = torch.multinomial(filt.softmax(-1), 1, generator=generator).squeeze(-1)
+        tok = torch.where(done, torch.full_like(tok, pad_id), tok)
+        tokens[:, t] = tok
+        logps[:, t] = logp_all.gather(-1, tok[:, None]).squeeze(-1)
+        done |= tok == eos_id
+        steps = t + 1
+        if bool(done.all()) or t == max_new_tokens - 1:
+            break
+        attn = torch.cat([attn, torch.ones((rows, 1), dtype=attn.dtype)], dim=1)
+        out = model(input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos,
+                    past_key_values=cache, use_cache=True)
+        cache = out.past_key_values
+        logits = out.logits[:, -1]
+        next_pos = next_pos + 1
+    tokens, logps = tokens[:, :steps], logps[:, :steps]
+    rmask = position_mask(tokens, eos_id)
+    tokens = torch.where(rmask.bool(), tokens, torch.full_like(tokens, pad_id))
+    return Rollout(
+        prompts=ids.repeat_interleave(n, dim=0),
+        prompt_mask=mask.repeat_interleave(n, dim=0),
+        responses=tokens,
+        response_mask=rmask,
+        old_log_probs=logps * rmask,
+    )
+
+
+def response_logprobs(
+    model: torch.nn.Module,
+    prompts: torch.Tensor,
+    prompt_mask: torch.Tensor,
+    responses: torch.Tensor,
+    response_mask: torch.Tensor,
+    temperature: float = 1.0,
+    with_entropy: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per-token log-probs (B, R) of ``responses`` (and entropy if asked) under ``model``.
+
+    One forward of the backbone over prompt+response; the LM head runs only on the R positions
+    that predict response tokens. Logits are divided by ``temperature`` as veRL's actor does.
+    """
+    P = prompts.shape[1]
+    R = responses.shape[1]
+    ids = torch.cat([prompts, responses], dim=1)
+    attn = torch.cat([prompt_mask, response_mask], dim=1)
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    hidden = model.model(input_ids=ids, attention_mask=attn, position_ids=pos).last_hidden_state
+    logits = model.lm_head(hidden[:, P - 1 : P + R - 1]).float()
+    if temperature and temperature != 1.0:
+        logits = logits / temperature
+    logp = torch.log_softmax(logits, dim=-1)
+    token_logp = logp.gather(-1, responses[..., None]).squeeze(-1)
+    entropy = None
+    if with_entropy:
+        entropy = -(logp.exp() * logp).sum(-1)
+    return token_logp, entropy

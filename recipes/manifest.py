@@ -1,0 +1,86 @@
+"""The run manifest ``run.json``: what a run was, so it can be compared and reproduced.
+
+Records recipe, engine, scale, seed, the resolved config path, the Hydra overrides, the git
+commit (and whether the tree was dirty), package versions and sha256 hashes of the data files
+that exist. Does not record metrics (``metrics.jsonl``) or checkpoints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("verl", "torch", "transformers", "vllm", "math-verify", "hydra-core", "rlvr-recipes")
+
+
+def _git(*args: str) -> str | None:
+    try:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def versions() -> dict[str, str]:
+    """Installed versions of the packages that decide a run's numbers (absent ones omitted)."""
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def sha256(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def data_hashes(cfg: DictConfig) -> dict[str, str | None]:
+    """sha256 of each train/val file (None when the file does not exist yet)."""
+    out: dict[str, str | None] = {}
+    for key in ("train_files", "val_files"):
+        files = cfg.data.get(key)
+        for f in [files] if isinstance(files, str) else list(files or []):
+            p = Path(str(f)).expanduser()
+            out[str(f)] = sha256(p) if p.is_file() else None
+    return out
+
+
+def write_manifest(run_dir: Path, cfg: DictConfig, *, engine: str, overrides: list[str],
+                   scale_changes: list[tuple[str, Any, Any]], launch: list[str] | None = None) -> dict[str, Any]:
+    """Write ``run_dir/run.json`` and return its content."""
+    status = _git("status", "--porcelain")
+    manifest = {
+        "recipe": cfg.rlvr.recipe,
+        "engine": engine,
+        "scale": cfg.rlvr.scale,
+        "seed": cfg.rlvr.seed,
+        "config_path": str(run_dir / "config.yaml"),
+        "overrides": overrides,
+        "scale_changes": [{"key": k, "published": a, "used": b} for k, a, b in scale_changes],
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": bool(status) if status is not None else None,
+        "versions": versions(),
+        "data_hashes": data_hashes(cfg),
+        "launch": launch,
+        "argv": sys.argv,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    return manifest

@@ -1,0 +1,176 @@
+"""Entry point: ``python -m recipes.run recipe=<name> [engine=auto|local|verl] [scale=...] [dry_run=true] [k=v ...]``.
+
+Composes the recipe, decides the engine (``auto``: veRL when CUDA GPUs are visible, the local CPU
+engine otherwise), applies a scale profile (on the local engine ``scale=laptop`` unless another is
+given) and prints every key the profile changed, validates everything before anything starts,
+writes ``config.yaml`` + ``run.json`` (+ ``verl_config.yaml`` and ``launch.sh`` for veRL) into the
+run directory, then launches -- or, with ``dry_run=true``, prints the resolved veRL config as YAML
+on stdout (logs go to stderr) and stops. Works as a Hydra multirun (``-m``) for sweeps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from recipes.compose import compose, diff, options
+from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, verl_config
+from recipes.manifest import write_manifest
+from recipes.validate import ConfigError
+
+#: Overrides that do not change what a run computes (left out of the run-directory hash).
+_NO_HASH = ("run_dir", "dry_run")
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def resolve_engine(name: str) -> str:
+    """``auto`` -> ``verl`` when CUDA GPUs are visible, else ``local``; others pass through."""
+    if name not in ("auto", "local", "verl"):
+        raise ValueError(f"[engine] unknown engine {name!r}; fix: engine=auto, engine=local or engine=verl")
+    if name == "auto":
+        return "verl" if cuda_gpus() > 0 else "local"
+    return name
+
+
+def _key(ov: str) -> str:
+    return ov.split("=", 1)[0].lstrip("+~")
+
+
+def default_run_dir(cfg: DictConfig, overrides: list[str], engine: str) -> Path:
+    """``runs/<recipe>/<scale>-seed<seed>-<hash>``: the same command maps to the same directory."""
+    kept = sorted(o for o in overrides if _key(o) not in _NO_HASH)
+    digest = hashlib.sha256("\n".join([engine, *kept]).encode()).hexdigest()[:8]
+    return Path("runs") / str(cfg.rlvr.recipe) / f"{cfg.rlvr.scale or 'published'}-seed{cfg.rlvr.seed}-{digest}"
+
+
+def _multirun_dir() -> Path | None:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+        return Path(HydraConfig.get().runtime.output_dir)
+    return None
+
+
+def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], list[str]]:
+    """Compose + pick the engine + apply the scale profile; returns (cfg, engine, scale_changes, overrides)."""
+    cfg = compose(overrides)
+    engine = resolve_engine(cfg.engine.name)
+    if engine == "local" and not any(_key(o) == "scale" for o in overrides):
+        log("[scale] engine=local and no scale given: using scale=laptop (a ~1M-parameter model on the "
+            "embedded arithmetic task; the recipe's algorithmic settings are kept). Pass scale=... to change.")
+        overrides = [*overrides, "scale=laptop"]
+        cfg = compose(overrides)
+    changes: list[tuple] = []
+    if cfg.rlvr.scale is not None:
+        published = compose([o for o in overrides if _key(o) != "scale"])
+        changes = diff(published, cfg)
+    return cfg, engine, changes, overrides
+
+
+def run(overrides: list[str]) -> int:
+    """Compose, validate, record and launch one run; returns a process exit code."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never block on the hub while validating
+    try:
+        cfg, engine, changes, overrides = prepare_config(overrides)
+    except ValueError as e:
+        log(f"error: {e}")
+        return 2
+    run_dir = Path(cfg.run_dir) if cfg.run_dir else (_multirun_dir() or default_run_dir(cfg, overrides, engine))
+    cfg = compose([*[o for o in overrides if _key(o) != "run_dir"], f"run_dir={run_dir}"])
+    with open_dict(cfg):
+        cfg.engine.name = engine
+    log(f"[recipe] {cfg.rlvr.recipe}  [engine] {engine}  [scale] {cfg.rlvr.scale or 'published'}  [run_dir] {run_dir}")
+    if changes:
+        log(f"[scale] scale={cfg.rlvr.scale} changed {len(changes)} keys (published -> used):")
+        for key, before, after in changes:
+            log(f"    {key}: {before} -> {after}")
+    try:
+        from recipes.validate import validate
+
+        validate(cfg, engine)
+        if engine == "local":
+            _local().check_supported(cfg)
+    except (ConfigError, ValueError) as e:
+        log(f"error: {e}\nnothing was launched.")
+        return 2
+    except EngineUnavailable as e:
+        log(f"error: {e}")
+        return 2
+    run_dir.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+    if engine == "verl":
+        cmds = prepare(cfg, run_dir)
+    else:
+        cmds = [[sys.executable, "-m", "recipes.run", *overrides, f"run_dir={run_dir}", "engine=local"]]
+        (run_dir / "launch.sh").write_text("#!/usr/bin/env bash\nset -euo pipefail\n"
+                                           + "\n".join(" ".join(c) for c in cmds) + "\n")
+    write_manifest(run_dir, cfg, engine=engine, overrides=overrides, scale_changes=changes,
+                   launch=[" ".join(c) for c in cmds])
+    if cfg.dry_run:
+        sys.stdout.write(OmegaConf.to_yaml(verl_config(cfg)))
+        log(f"[dry_run] resolved config, manifest and launch command written to {run_dir}/ "
+            f"(launch: {run_dir / 'launch.sh'}); nothing was launched.")
+        return 0
+    if engine == "verl":
+        try:
+            return launch(run_dir)
+        except EngineUnavailable as e:
+            log(f"error: {e}")
+            return 2
+    try:
+        summary = _local().run_local(cfg, run_dir)
+    except EngineUnavailable as e:
+        log(f"error: {e}")
+        return 2
+    log(_format_summary(summary))
+    return 0
+
+
+def _local():
+    try:
+        import recipes.local as local
+    except ImportError as e:
+        raise EngineUnavailable(f"engine=local is not available yet ({e}); use engine=verl on a GPU machine") from e
+    if not all(hasattr(local, name) for name in ("check_supported", "run_local")):
+        raise EngineUnavailable("engine=local is not available yet in this checkout; use engine=verl on a GPU machine")
+    return local
+
+
+def _format_summary(s: dict) -> str:
+    return (f"\n=== {s.get('recipe', '')} done: held-out accuracy {s.get('start_acc', float('nan')):.3f} -> "
+            f"{s.get('end_acc', float('nan')):.3f} in {s.get('steps')} steps, {s.get('minutes', 0):.1f} min; "
+            f"run dir {s.get('run_dir')} ===")
+
+
+@hydra.main(config_path="../conf", config_name="config", version_base=None)
+def main(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+
+    overrides = list(HydraConfig.get().overrides.task)
+    if not any(_key(o) == "recipe" for o in overrides):
+        log(f"note: no recipe=... given; composing the bare defaults. Recipes: {', '.join(options('recipe'))}")
+    code = run(overrides)
+    if code:
+        sys.exit(code)
+
+
+if __name__ == "__main__":
+    # Friendly error for an unknown recipe before Hydra's generic "Could not find" message.
+    try:
+        from recipes.compose import check_choice
+
+        for group in ("recipe", "scale"):
+            check_choice(sys.argv[1:], group)
+    except ValueError as err:
+        log(f"error: {err}")
+        sys.exit(2)
+    main()

@@ -1,0 +1,108 @@
+"""Verifiable rewards: one entry, ``compute_score``, in veRL's custom-reward signature.
+
+veRL loads it with ``reward.custom_reward_function.path=pkg://rewards`` and
+``reward.custom_reward_function.name=compute_score``; options go in
+``reward.custom_reward_function.reward_kwargs`` (``format_weight``, ``lang_weight``, ``target_lang``,
+``timeout_s``). The local engine imports it directly.
+
+What it does: dispatches on ``data_source`` through ``rewards.registry`` (unknown sources raise
+``KeyError`` listing the known ones), never raises on model text (a verifier failure scores 0 with
+its ``reason``), and returns a dict with a fixed key set -- veRL stacks every key across a batch,
+so all sources return the same keys: ``score``, ``acc``, ``pred``, ``format``, ``lang``, ``reason``.
+
+What it does not do: the DAPO overlong penalty (it needs token counts: the local engine calls
+``rewards.shaping.overlong_penalty``; veRL's ``dapo`` manager adds the same number itself).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rewards import shaping
+from rewards.registry import resolve
+# CODE_IMPORT
+from rewards.sources import math as _math  # noqa: F401
+from rewards.sources import puzzles as _puzzles  # noqa: F401
+from rewards.sources import tagged as _tagged  # noqa: F401
+from rewards.worker import pool
+
+__all__ = ["compute_score", "warmup", "KEYS"]
+
+KEYS = ("score", "acc", "pred", "format", "lang", "reason")
+# keyword arguments veRL 0.9.1's reward managers may add on their own (reward-model routing); ignored
+_VERL_KWARGS = frozenset({"reward_router_address", "reward_model_tokenizer"})
+MAX_SHAPING_WEIGHT = 0.5
+
+
+def _check_weight(name: str, w: float) -> float:
+    w = float(w)
+    if not (0.0 <= w <= MAX_SHAPING_WEIGHT) or math.isnan(w):
+        raise ValueError(
+            f"[reward.custom_reward_function.reward_kwargs] {name} ({w}) must be in [0, {MAX_SHAPING_WEIGHT}]: "
+            "a shaping term must stay well below the accuracy reward (1.0)"
+        )
+    return w
+
+
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: dict[str, Any] | None = None,
+    *,
+    format_weight: float = 0.0,
+    lang_weight: float = 0.0,
+    target_lang: str | None = None,
+    timeout_s: float = 1.0,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    r"""Score one response: ``score = acc + format_weight * format + lang_weight * lang``.
+
+    >>> r = compute_score("arithmetic", "<think>4+4+0=08</think><answer>1278</answer>", "1278")
+    >>> (r["score"], r["acc"], r["pred"], r["format"])
+    (1.0, True, '1278', 1.0)
+    >>> compute_score("math", r"The area is \boxed{2\sqrt{3}}.", r"\sqrt{12}")["acc"]
+    True
+    >>> compute_score("math", "x", "1", format_wieght=0.1)
+    Traceback (most recent call last):
+    ...
+    TypeError: compute_score() got unexpected keyword argument(s) ['format_wieght']; accepted: format_weight, lang_weight, target_lang, timeout_s
+    """
+    unknown = sorted(set(kwargs) - _VERL_KWARGS)
+    if unknown:
+        raise TypeError(
+            f"compute_score() got unexpected keyword argument(s) {unknown}; "
+            "accepted: format_weight, lang_weight, target_lang, timeout_s"
+        )
+    format_weight = _check_weight("format_weight", format_weight)
+    lang_weight = _check_weight("lang_weight", lang_weight)
+    if lang_weight > 0 and target_lang is None:
+        raise ValueError("[reward.custom_reward_function.reward_kwargs] lang_weight > 0 needs target_lang ('zh' or 'en')")
+    timeout_s = float(timeout_s)
+    if not timeout_s > 0:
+        raise ValueError(f"[reward.custom_reward_function.reward_kwargs] timeout_s ({timeout_s}) must be > 0")
+    _, verifier = resolve(data_source)
+    text = solution_str if isinstance(solution_str, str) else ("" if solution_str is None else str(solution_str))
+    info = dict(extra_info) if isinstance(extra_info, dict) else {}
+    info["data_source"] = str(data_source)
+    try:
+        res = verifier(text, ground_truth, info, timeout_s)
+    except Exception as e:  # noqa: BLE001 - malformed gold / model text scores 0, never crashes training
+        res = {"acc": False, "pred": None, "reason": f"verifier error: {type(e).__name__}: {e}"[:300]}
+    acc = bool(res["acc"])
+    fmt = float(res.get("format", shaping.format_reward(text)))
+    lang = shaping.language_consistency(text, target_lang) if target_lang is not None else 0.0
+    return {
+        "score": float(acc) + format_weight * fmt + lang_weight * lang,
+        "acc": acc,
+        "pred": res.get("pred"),
+        "format": fmt,
+        "lang": float(lang),
+        "reason": str(res.get("reason", "")),
+    }
+
+
+def warmup() -> None:
+    """Start the SymPy worker process(es) now rather than on the first symbolic answer."""
+    pool().warmup()

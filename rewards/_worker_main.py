@@ -1,0 +1,43 @@
+"""Entry point of a reward worker process (``python -m rewards._worker_main``).
+
+Reads one JSON request per line on stdin, runs one of the operations in ``OPS`` and writes one
+JSON reply per line on the original stdout (``sys.stdout`` is redirected to stderr so nothing
+else can corrupt the channel). Limits its own address space. Runs no model text as code: the
+operations only parse LaTeX into SymPy objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+
+
+def main() -> None:
+    mem = int(os.environ.get("REWARDS_WORKER_MEM_MB", "2048")) * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    except (ValueError, OSError):
+        pass
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    sys.stdout = sys.stderr
+    from rewards.symbolic import OPS
+
+    # initialise the parser and SymPy's caches before saying ready
+    OPS["scalars_equal"]([[r"\frac{1}{2}", "x+1"], ["y=2x+1", r"\sin 2x"], [r"(-\infty,-1]", r"2\sqrt{3}\pi"]])
+    out.write(b'{"ready": true}\n')
+    for line in sys.stdin.buffer:
+        try:
+            req = json.loads(line)
+            value = OPS[req["op"]](*req["args"])
+            reply = {"ok": True, "value": value}
+        except MemoryError:
+            reply = {"ok": False, "error": "MemoryError"}
+        except Exception as e:  # noqa: BLE001 - report any failure to the parent, never die
+            reply = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500]}
+        out.write(json.dumps(reply).encode() + b"\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+r"""Is an extracted answer equivalent to the gold answer? Structure first, then scalars.
+
+What it does: cleans both sides (``rewards.normalize``), recognises the answer's structure from
+the gold -- empty set / "no solution", multiple-choice letter, words, matrix, union of intervals,
+set ``\{..\}``, interval or tuple ``(a, b]`` (brackets must match), bare comma list (unordered,
+"or"/"and" count as commas), ``\pm`` -- and compares element by element. Scalars are compared
+exactly: plain numbers in-process with ``Fraction`` (microseconds; percent aware, no
+tolerance: 1600.1 is not 1600), anything symbolic (radicals, pi, exponents, expressions,
+equations) in the bounded worker with SymPy (``rewards.symbolic``). ``x = 3`` matches ``3``.
+
+What it does not do: approximate answers (0.333 is not 1/3; 1.414 is not sqrt 2), inequalities vs
+intervals (``x > 3`` vs ``(3, \infty)``), or units conversion (5 m is not 500 cm).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
+from rewards.worker import pool
+
+_EMPTY = {
+    r"\emptyset",
+    r"\{\}",
+    "{}",
+    "none",
+    "nosolution",
+    "nosolutions",
+    "norealsolution",
+    "norealsolutions",
+    "therearenosolutions",
+    "thereisnosolution",
+    "无解",
+}
+_CHOICE_GOLD = re.compile(r"\(?([A-E])\)?")
+_CHOICE_PRED = re.compile(r"\(?([A-E])\)?(?:[.:)]\s*.*)?|(?:option|choice)\s*\(?([A-E])\)?", re.IGNORECASE)
+_WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
+_ASSIGN = re.compile(r"^\s*([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\))\s*=\s*(?!=)(.+)$")
+_MATRIX = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+_TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
+_OR = re.compile(r"\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*", re.IGNORECASE)
+_PM = re.compile(r"\\pm|±")
+
+
+def _split_top(s: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside (), [], {} -- linear."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(s):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            out.append(s[start:i])
+            start = i + 1
+    out.append(s[start:])
+    return [x.strip() for x in out]
+
+
+def _closes_at_end(s: str) -> bool:
+    """Does the bracket opened at s[0] close at the very end?"""
+    depth = 0
+    for i, c in enumerate(s):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i == len(s) - 1
+    return False
+
+
+def _strip_assign(s: str) -> str:
+    m = _ASSIGN.match(s)
+    return m.group(2).strip() if m else s
+
+
+def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
+    """Classify a cleaned answer: (kind, items). Kinds: scalar, list, set, bracket:<o><c>, matrix, union."""
+    if m := _MATRIX.match(s):
+        rows = [r.split("&") for r in m.group(2).split(r"\\") if r.strip()]
+        shape = "x".join(str(len(r)) for r in rows)
+        return "matrix", [shape] + [c.strip() for r in rows for c in r]
+    if r"\cup" in s:
+        return "union", [x.strip() for x in s.split(r"\cup")]
+    if s.startswith(r"\{") and s.endswith(r"\}"):
+        inner = s[2:-2].strip()
+        return "set", [x for x in _split_top(_OR.sub(",", inner)) if x] if inner else []
+    if len(s) >= 2 and s[0] in "([" and s[-1] in ")]" and _closes_at_end(s.replace(r"\{", "").replace(r"\}", "")):
+        items = _split_top(s[1:-1])
+        if len(items) >= 2:
+            return f"bracket:{s[0]}{s[-1]}", items
+    if thousands and parse_number(s) is not None:
+        return "scalar", [s]
+    if _PM.search(s) and len(_PM.findall(s)) == 1:
+        a, b = _PM.split(s)
+        a = a.strip()
+        return "list", [f"{a}+{b.strip()}" if a else b.strip(), f"{a}-{b.strip()}" if a else f"-{b.strip()}"]
+    items = _split_top(_OR.sub(",", s))
+    if len(items) >= 2:
+        return "list", [_strip_assign(x) for x in items]
+    return "scalar", [s]
+
+
+def _num_equal(p: tuple[Fraction, bool], g: tuple[Fraction, bool]) -> bool:
+    (pv, pp), (gv, gp) = p, g
+    if pv == gv:
+        return True  # 25% vs 25, 25 vs 25%: the percent sign is a unit
+    if pp and not gp:
+        return pv / 100 == gv
+    if gp and not pp:
+        return pv == gv / 100
+    return False
+
+
+def _unsafe(s: str) -> bool:
+    return bool(_TOWER.search(s)) or s.count("{") > 200
+
+
+def _sympy_ready(s: str) -> str:
+    """Plain numbers become exact LaTeX fractions (so ``1e-3`` is not read as ``e - 3``)."""
+    num = parse_number(s)
+    if num is None:
+        return s.replace("\\%", "")
+    v = num[0] / 100 if num[1] else num[0]
+    return f"\\frac{{{v.numerator}}}{{{v.denominator}}}" if v.denominator != 1 else str(v.numerator)
+
+
+def _scalar_pairs(pairs: list[tuple[str, str]], timeout_s: float) -> list[bool]:
+    """Decide many (pred, gold) scalar pairs; symbolic ones in one worker round trip."""
+    results: list[bool | None] = []
+    todo: list[int] = []
+    for i, (p, g) in enumerate(pairs):
+        p, g = _strip_assign(p) if "=" not in g else p, _strip_assign(g) if "=" not in p else g
+        p, g = _split_eq(p, g)
+        pairs[i] = (p, g)
+        pc, gc = p.replace(" ", ""), g.replace(" ", "")
+        if not pc or not gc:
+            results.append(False)
+            continue
+        if pc == gc:
+            results.append(True)
+            continue
+        pn, gn = parse_number(p), parse_number(g)
+        if pn is not None and gn is not None:
+            results.append(_num_equal(pn, gn))
+            continue
+        if _unsafe(p) or _unsafe(g) or (gn is not None and re.fullmatch(r"[\d.,\s+-]+", p)):
+            results.append(False)
+            continue
+        results.append(None)
+        todo.append(i)
+    if todo:
+        req = [[_sympy_ready(pairs[i][0]), _sympy_ready(pairs[i][1])] for i in todo]
+        try:
+            got = pool().call("scalars_equal", [req], timeout_s)
+        except (TimeoutError, RuntimeError):
+            got = [False] * len(todo)
+        for i, r in zip(todo, got, strict=True):
+            results[i] = bool(r)
+    return [bool(r) for r in results]
+
+
+def _match_unordered(ps: list[str], gs: list[str], timeout_s: float) -> bool:
+    if len(ps) != len(gs):
+        return False
+    if len(gs) > 12:
+        return sorted(x.replace(" ", "") for x in ps) == sorted(x.replace(" ", "") for x in gs)
+    grid = _scalar_pairs([(p, g) for p in ps for g in gs], timeout_s)
+    used: set[int] = set()
+    for i in range(len(ps)):
+        j = next((j for j in range(len(gs)) if j not in used and grid[i * len(gs) + j]), None)
+        if j is None:
+            return False
+        used.add(j)
+    return True
+
+
+def _match_pieces(ps: list[str], gs: list[str], timeout_s: float) -> bool:
+    """Unordered match of union pieces (intervals / sets), endpoints compared as scalars in one batch."""
+    if len(ps) != len(gs) or len(gs) > 12:
+        return False
+    ps_s = [_structure(x, thousands=False) for x in ps]
+    gs_s = [_structure(x, thousands=False) for x in gs]
+    batch: list[tuple[str, str]] = []
+    spans: dict[tuple[int, int], tuple[int, int]] = {}
+    for i, (pk, pi) in enumerate(ps_s):
+        for j, (gk, gi) in enumerate(gs_s):
+            if pk == gk and len(pi) == len(gi):
+                spans[i, j] = (len(batch), len(batch) + len(pi))
+                batch.extend(zip(pi, gi, strict=True))
+    got = _scalar_pairs(batch, timeout_s) if batch else []
+    used: set[int] = set()
+    for i in range(len(ps)):
+        j = next((j for j in range(len(gs)) if j not in used and (i, j) in spans and all(got[slice(*spans[i, j])])), None)
+        if j is None:
+            return False
+        used.add(j)
+    return True
+
+
+def _split_eq(p: str, g: str) -> tuple[str, str]:
+    """``y = 2x+1`` vs ``y = 1+2x``: when one side of two equations agrees, compare the other side only."""
+    ps, gs = _split_top(p, "="), _split_top(g, "=")
+    if len(ps) == len(gs) == 2:
+        if ps[0].replace(" ", "") == gs[0].replace(" ", ""):
+            return ps[1], gs[1]
+        if ps[1].replace(" ", "") == gs[1].replace(" ", ""):
+            return ps[0], gs[0]
+    return p, g
+
+
+def _empty(s: str) -> bool:
+    return re.sub(r"[\s.]", "", s).lower() in _EMPTY
+
+
+def equivalent(pred: str, gold: str, timeout_s: float = 1.0) -> bool:
+    r"""Exact mathematical equivalence of an extracted answer and a gold answer.
+
+    >>> equivalent(r"\dfrac{1}{2}", "0.5")
+    True
+    >>> equivalent("1600.1", "1600")
+    False
+    >>> equivalent(r"x = 3", "3")
+    True
+    >>> equivalent("3, 1, 2", "1, 2, 3")
+    True
+    >>> equivalent("(2, 1)", "(1, 2)")
+    False
+    """
+    if len(pred) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
+        return False
+    p, g = clean(pred), clean(gold)
+    if not p or not g:
+        return False
+    if p.replace(" ", "") == g.replace(" ", ""):
+        return True
+    if _empty(g) or _empty(p):
+        return _empty(g) and _empty(p)
+    if m := _CHOICE_GOLD.fullmatch(g):
+        pm = _CHOICE_PRED.fullmatch(p)
+        return bool(pm) and (pm.group(1) or pm.group(2) or "").upper() == m.group(1)
+    if _WORDS.fullmatch(g) or g.lower() in ("yes", "no"):
+        return re.sub(r"[^a-z0-9]", "", p.lower()) == re.sub(r"[^a-z0-9]", "", g.lower())
+    gk, gi = _structure(g, thousands=True)
+    pk, pi = _structure(p, thousands=gk == "scalar")
+    if gk == "scalar" and pk == "list" and len(pi) == 1:
+        pk = "scalar"
+    if {gk, pk} <= {"list", "set"}:
+        return _match_unordered(pi, gi, timeout_s)
+    if gk != pk or len(pi) != len(gi):
+        return False
+    if gk == "union":
+        return _match_pieces(pi, gi, timeout_s)
+    if gk == "scalar":
+        return _scalar_pairs([(pi[0], gi[0])], timeout_s)[0]
+    if gk == "matrix" and pi[0] != gi[0]:
+        return False
+    return all(_scalar_pairs(list(zip(pi, gi, strict=True)), timeout_s))

@@ -1,0 +1,236 @@
+r"""Strict final-answer extraction: one answer location counts, hedges are refused.
+
+What it does: finds the final answer of a response in exactly one of these places, in this
+order -- the ``<answer>...</answer>`` tag (exactly one pair), ``\boxed{}``/``\fbox{}``
+(every box outside the reasoning must agree), a final ``Answer:`` line (DAPO / Minerva
+"Final Answer: The final answer is X"), or GSM8K's ``#### X`` when asked. Text inside a
+``<think>`` block never counts; an unterminated ``<think>`` yields no answer.
+
+Refused (``Extraction.pred is None`` with a ``reason``): several different final answers,
+a box nested in a box, an empty tag or box, hedges ("maybe", "perhaps", "?", "可能"...),
+unbalanced tags, answers longer than ``MAX_ANSWER_CHARS``.
+
+What it does not do: decide equivalence (``rewards.equiv``) or parse numbers. All scans are
+linear in the input (1 MB responses and 10k nested braces are fine).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
+
+_BOX_CMD = re.compile(r"\\(?:boxed|fbox)\s*")
+_ANSWER_OPEN, _ANSWER_CLOSE = "<answer>", "</answer>"
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_ANSWER_LINE = re.compile(
+    r"^[ \t>#*_]*(?:final[ \t]+answer|answer|答案|最终答案)[ \t*_]*[:：][ \t*_]*(.*?)[ \t*_]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_MINERVA = re.compile(
+    r"(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]+is[ \t:]*(.*?)(?:\.?[ \t]*I[ \t]+hope[ \t]+it[ \t]+is[ \t]+correct\.?)?[ \t]*$",
+    re.IGNORECASE,
+)
+_GSM8K = re.compile(r"^[ \t]*####[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|might|either|not sure|unsure|i think|i guess|could be|"
+    r"unknown|cannot be determined|can't be determined)\b|\?|可能|也许|或许|大概|或者",
+    re.IGNORECASE,
+)
+
+# hedges in the sentence that carries a boxed answer ("perhaps \boxed{72}")
+_HEDGE_CONTEXT = re.compile(r"\b(?:maybe|perhaps|possibly|probably|might be|not sure|unsure|i guess|could be)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Result of extraction: ``pred`` is the raw answer text (or None) and ``where`` its location."""
+
+    pred: str | None
+    where: str  # "tag" | "box" | "line" | "gsm8k" | "none"
+    reason: str = ""
+
+
+def split_think(text: str) -> tuple[str, str] | None:
+    """Split into (reasoning, final part). ``None`` if a ``<think>`` is never closed.
+
+    >>> split_think("<think>a</think>b")
+    ('a', 'b')
+    >>> split_think("no tags")
+    ('', 'no tags')
+    >>> split_think("<think>still thinking") is None
+    True
+    """
+    close = text.rfind(_THINK_CLOSE)
+    if close < 0:
+        return None if _THINK_OPEN in text else ("", text)
+    head = text[:close]
+    start = head.find(_THINK_OPEN)
+    reasoning = head[start + len(_THINK_OPEN) :] if start >= 0 else head
+    return reasoning, text[close + len(_THINK_CLOSE) :]
+
+
+def find_boxes(text: str) -> tuple[list[str], bool]:
+    r"""Contents of every top-level ``\boxed{}``/``\fbox{}``, and whether any box nests a box.
+
+    Linear: the scan never re-enters a box it has matched.
+
+    >>> find_boxes(r"so \boxed{1} and \boxed{\frac{1}{2}}")
+    (['1', '\\frac{1}{2}'], False)
+    >>> find_boxes(r"\boxed{\boxed{3}}")
+    (['\\boxed{3}'], True)
+    """
+    out: list[str] = []
+    nested = False
+    pos = 0
+    n = len(text)
+    while True:
+        m = _BOX_CMD.search(text, pos)
+        if m is None:
+            break
+        i = m.end()
+        if i >= n or text[i] != "{":
+            # \boxed 5 (no braces): take the next token
+            tok = re.match(r"[^\s$]+", text[i:]) if i < n else None
+            if tok:
+                out.append(tok.group(0))
+                pos = i + tok.end()
+            else:
+                pos = i
+            continue
+        depth, j = 0, i
+        while j < n:
+            c = text[j]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        if j >= n:  # unterminated box: nothing after it can close either
+            break
+        inner = text[i + 1 : j]
+        if _BOX_CMD.search(inner):
+            nested = True
+        out.append(inner)
+        pos = j + 1
+    return out, nested
+
+
+def answer_tags(text: str) -> tuple[list[str], bool]:
+    """Contents of ``<answer>`` tags and whether the tags are well formed (balanced, not nested).
+
+    >>> answer_tags("<answer> 5 </answer>")
+    ([' 5 '], True)
+    >>> answer_tags("<answer>5</answer><answer>6</answer>")
+    (['5', '6'], True)
+    >>> answer_tags("<answer>5")
+    ([], False)
+    """
+    n_open, n_close = text.count(_ANSWER_OPEN), text.count(_ANSWER_CLOSE)
+    out: list[str] = []
+    pos = 0
+    while True:
+        a = text.find(_ANSWER_OPEN, pos)
+        if a < 0:
+            break
+        b = text.find(_ANSWER_CLOSE, a)
+        if b < 0:
+            break
+        out.append(text[a + len(_ANSWER_OPEN) : b])
+        pos = b + len(_ANSWER_CLOSE)
+    ok = n_open == n_close == len(out) and not any(_ANSWER_OPEN in c for c in out)
+    return out, ok
+
+
+def agreement_key(s: str) -> str:
+    """Cheap key under which two spellings of one final answer agree (number value or clean string)."""
+    c = clean(s)
+    c = re.sub(r"^[a-zA-Z]\s*=\s*", "", c)
+    num = parse_number(c)
+    if num is not None:
+        return f"#{num[0]}{'%' if num[1] else ''}"
+    return c.replace(" ", "")
+
+
+def _unique(cands: list[str], where: str) -> Extraction:
+    cands = [c.strip() for c in cands]
+    if any(not c for c in cands):
+        return Extraction(None, where, "empty answer")
+    if len({agreement_key(c) for c in cands}) > 1:
+        return Extraction(None, where, "several different final answers")
+    return Extraction(cands[-1], where)
+
+
+def _answer_lines(final: str) -> list[str]:
+    out: list[str] = []
+    for m in _ANSWER_LINE.finditer(final):
+        val = m.group(1)
+        mm = _MINERVA.match(val)
+        out.append(mm.group(1) if mm else val)
+    if not out:
+        lines = [ln for ln in final.strip().splitlines() if ln.strip()]
+        if lines:
+            mm = re.search(_MINERVA.pattern, lines[-1], re.IGNORECASE)
+            if mm:
+                out.append(mm.group(1))
+    return out
+
+
+def extract_final(text: str, allow_box: bool = True, allow_line: bool = True, allow_gsm8k: bool = False) -> Extraction:
+    r"""Extract the single final answer of ``text`` (see the module docstring for the rules).
+
+    >>> extract_final(r"<think>2+2</think><answer>\boxed{4}</answer>").pred
+    '4'
+    >>> extract_final(r"It is \boxed{4}. Or \boxed{5}.").reason
+    'several different final answers'
+    >>> extract_final("<think>the answer is \\boxed{4}</think>").pred is None
+    True
+    >>> extract_final("Work...\nAnswer: 42").pred
+    '42'
+    >>> extract_final("<answer>4, or maybe 5</answer>").reason
+    'hedged answer'
+    """
+    parts = split_think(text)
+    if parts is None:
+        return Extraction(None, "none", "unterminated <think>")
+    final = parts[1]
+    tags, ok = answer_tags(final)
+    boxes, nested = find_boxes(final) if allow_box else ([], False)
+    if nested:
+        return Extraction(None, "box", "box nested in a box")
+    if not ok:
+        return Extraction(None, "tag", "malformed <answer> tags")
+    if tags:
+        if len(tags) > 1:
+            return Extraction(None, "tag", "several <answer> tags")
+        inner_boxes, _ = find_boxes(tags[0]) if allow_box else ([], False)
+        inner = inner_boxes if inner_boxes else [tags[0]]
+        res = _unique(inner + boxes, "tag")  # boxes outside the tag must agree with it
+        if res.pred is not None and inner_boxes:
+            res = Extraction(inner_boxes[-1].strip(), "tag")
+        elif res.pred is not None:
+            res = Extraction(tags[0].strip(), "tag")
+    elif boxes:
+        lines = [x for x in _answer_lines(final) if not _BOX_CMD.search(x)] if allow_line else []
+        res = _unique(boxes + lines, "box")
+        last = final.rfind("\n", 0, max(final.rfind("\\boxed"), final.rfind("\\fbox")))
+        if res.pred is not None and _HEDGE_CONTEXT.search(final[last + 1 :]):
+            return Extraction(None, "box", "hedged answer")
+        if res.pred is not None:
+            res = Extraction(boxes[-1].strip(), "box")
+    else:
+        lines = _answer_lines(final) if allow_line else []
+        gsm = [m.group(1) for m in _GSM8K.finditer(final)] if allow_gsm8k else []
+        if not lines and not gsm:
+            return Extraction(None, "none", "no answer found")
+        res = _unique(gsm + lines, "gsm8k" if gsm else "line")
+    if res.pred is None:
+        return res
+    if len(res.pred) > MAX_ANSWER_CHARS:
+        return Extraction(None, res.where, "answer too long")
+    if _HEDGE.search(res.pred):
+        return Extraction(None, res.where, "hedged answer")
+    return res

@@ -1,0 +1,244 @@
+"""String-level normalisation of extracted answers and exact number parsing.
+
+What it does: turns an extracted answer (LaTeX or plain text) into a canonical string
+(`clean`), and parses plain numbers exactly (`parse_number` -> ``Fraction``): integers,
+decimals, thousands separators (``1,600``, ``1\\,600``, ``1{,}600``), ``\\frac``/``a/b``,
+mixed numbers, scientific notation and percent. Everything is pure Python, linear in the
+input, and bounded (answers longer than ``MAX_ANSWER_CHARS`` are refused upstream).
+
+What it does not do: symbolic algebra (radicals, pi, expressions) -- see ``rewards.symbolic``,
+which runs in the bounded worker process -- nor structure (sets, tuples, matrices): see
+``rewards.equiv``. It never evaluates model text.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+MAX_ANSWER_CHARS = 2000
+MAX_DIGITS = 400  # longer digit strings are compared as strings, never converted
+
+_TEXT_CMDS = (
+    "text",
+    "textbf",
+    "textit",
+    "textrm",
+    "textnormal",
+    "mathrm",
+    "mathbf",
+    "mathit",
+    "mathsf",
+    "mathtt",
+    "mbox",
+    "boldsymbol",
+    "operatorname",
+    "emph",
+    "hbox",
+)
+_TEXT_CMD_RE = re.compile(r"\\(?:" + "|".join(_TEXT_CMDS) + r")\s*\{")
+_DROP = (
+    (re.compile(r"\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)"), ""),
+    (re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])"), ""),
+    (re.compile(r"\\[!;:>]|\\q?quad(?![a-zA-Z])|~|(?<!\\)\\(?= )"), " "),
+    (re.compile(r"\s*(?:percent|per cent)\b", re.IGNORECASE), r"\\%"),
+    (re.compile(r"\\[dt]frac(?![a-zA-Z])"), r"\\frac"),
+    (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])"), ""),
+    (re.compile(r"\\(?:\$|\\euro|textdollar)|[$¥￥€£]|\\(?:pounds|yen)(?![a-zA-Z])"), ""),
+    (re.compile(r"\\le(?![a-zA-Z])"), r"\\leq"),
+    (re.compile(r"\\ge(?![a-zA-Z])"), r"\\geq"),
+    (re.compile(r"\\neq?(?![a-zA-Z])"), r"\\ne"),
+    (re.compile(r"\\varnothing|\\emptyset|∅"), r"\\emptyset"),
+)
+# digits separated by thin spaces or {,} are one number: 1\,600 / 1{,}600 / 1\ 600
+_THIN_THOUSANDS = re.compile(r"(?<=\d)(?:\\,|\{,\}|\\ |\\thinspace ?)(?=\d{3}(?!\d))")
+# \frac12 -> \frac{1}{2}; \frac1{2}; \frac{1}2 ; \sqrt2 -> \sqrt{2}
+_FRAC_SHORT = re.compile(r"\\frac\s*(\d|\{[^{}]*\})\s*(\d|\{[^{}]*\})")
+_SQRT_SHORT = re.compile(r"\\sqrt\s*(\d+|[a-zA-Z])(?![\d])")
+_UNIT_WORDS = (
+    "yuan|rmb|dollars?|usd|cents?|euros?|pounds?|units?|square units|sq units|cubic units|"
+    "degrees?|radians?|cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inches|inch|in|feet|ft|foot|"
+    "yards?|miles?|mph|km/h|kg|g|grams?|kilograms?|lbs?|ounces?|oz|liters?|litres?|ml|l|"
+    "seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?|"
+    "people|persons?|students?|apples?|books?|marbles?|cookies?|pages?|points?|times|ways|"
+    "元|块|人|个|天|小时|分钟|米|千米|公里|岁"
+)
+_TRAILING_UNIT = re.compile(
+    r"(?:(?<=[\d}).])|(?<=\\pi))\s*(?:\\?\s*(?:" + _UNIT_WORDS + r")(?:\^\{?[23]\}?|²|³)?)(?:\s*(?:" + _UNIT_WORDS + r"))?\s*$",
+    re.IGNORECASE,
+)
+_SPACES = re.compile(r"\s+")
+_LETTERS = re.compile(r"[A-Za-z]")
+_MATH_WORDS = re.compile(r"\\(?:frac|sqrt|pi|times|cdot)(?![a-zA-Z])")
+_PREFIX = re.compile(
+    r"^(?:(?:the\s+)?(?:final\s+)?answer\s*(?:is|:|：)?\s*:?|(?:所以|因此)?(?:最终)?答案(?:是|为)?[:：]?|"
+    r"approximately|approx\.?|about|\\approx|≈)\s*",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_SCI = re.compile(
+    r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:(?:\\times|\\cdot|\*|×|x)\s*10\s*\^\s*\{?\s*([+-]?\d{1,4})\s*\}?|[eE]([+-]?\d{1,4}))"
+)
+_FRAC = re.compile(r"([+-]?)\\frac\{\s*([+-]?[\d.]+)\s*\}\{\s*([+-]?[\d.]+)\s*\}")
+_SLASH = re.compile(r"([+-]?[\d.]+)\s*/\s*([+-]?[\d.]+)")
+_MIXED = re.compile(r"(\d+)\s*\\frac\{\s*(\d+)\s*\}\{\s*(\d+)\s*\}")
+
+
+def strip_text_commands(s: str) -> str:
+    r"""Replace ``\text{...}``-like commands by their content (brace-aware, linear).
+
+    >>> strip_text_commands(r"5\text{ cm} and \mathrm{kg}")
+    '5 cm and kg'
+    """
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = _TEXT_CMD_RE.search(s, pos)
+        if m is None:
+            out.append(s[pos:])
+            break
+        out.append(s[pos : m.start()])
+        depth, i = 1, m.end()
+        while i < len(s) and depth:
+            c = s[i]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            i += 1
+        inner = s[m.end() : i - 1] if depth == 0 else s[m.end() :]
+        out.append(inner)
+        pos = i
+    return "".join(out)
+
+
+def _unwrap_math(s: str) -> str:
+    s = s.strip()
+    for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if s.startswith(left) and s.endswith(right) and len(s) >= len(left) + len(right):
+            s = s[len(left) : len(s) - len(right)].strip()
+    return s
+
+
+def clean(s: str) -> str:
+    r"""Canonical string form of an answer: math delimiters, spacing commands, ``\text``,
+    degree signs, currency and trailing unit words removed; ``\dfrac`` -> ``\frac``.
+
+    >>> clean(r"$\dfrac{3}{4}\text{ cm}$.")
+    '\\frac{3}{4}'
+    >>> clean(r"\boxed{x}") == r"\boxed{x}"  # boxes are removed by extraction, not here
+    True
+    >>> clean("1\\,600 元")
+    '1600'
+    """
+    s = _unwrap_math(s)
+    s = s.rstrip(" .。;,")
+    s = _unwrap_math(s)
+    s = _PREFIX.sub("", s)
+    s = _THIN_THOUSANDS.sub("", s)
+    s = strip_text_commands(s)
+    for pat, rep in _DROP:
+        s = pat.sub(rep, s)
+    s = _FRAC_SHORT.sub(lambda m: r"\frac{" + m.group(1).strip("{}") + "}{" + m.group(2).strip("{}") + "}", s)
+    s = _SQRT_SHORT.sub(r"\\sqrt{\1}", s)
+    s = _SPACES.sub(" ", s).strip().rstrip(" .。")
+    if s.startswith("{") and s.endswith("}") and _balanced(s[1:-1]):
+        s = s[1:-1].strip()
+    prev = None
+    while prev != s:
+        prev = s
+        stripped = _TRAILING_UNIT.sub("", s).strip()
+        # units only come off plain quantities: "5 m" -> "5", but "x+2m" keeps its m
+        if stripped != s and not _LETTERS.search(_MATH_WORDS.sub("", stripped)):
+            s = stripped
+    if s.startswith("{") and s.endswith("}") and _balanced(s[1:-1]):
+        s = s[1:-1].strip()
+    return s
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for c in s:
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def compact(s: str) -> str:
+    """``clean`` without any whitespace (for string comparison)."""
+    return clean(s).replace(" ", "")
+
+
+def _dec(tok: str) -> Fraction | None:
+    digits = sum(c.isdigit() for c in tok)
+    if digits == 0 or digits > MAX_DIGITS:
+        return None
+    try:
+        return Fraction(tok)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def parse_number(s: str, allow_thousands: bool = True) -> tuple[Fraction, bool] | None:
+    r"""Parse a cleaned answer that is a plain number; return ``(value, is_percent)``.
+
+    Exact (``Fraction``) -- no float tolerance. ``None`` when ``s`` is not a plain number.
+
+    >>> parse_number("1,600.00")
+    (Fraction(1600, 1), False)
+    >>> parse_number(r"-\frac{3}{4}")
+    (Fraction(-3, 4), False)
+    >>> parse_number(r"12.5\%")
+    (Fraction(25, 2), True)
+    >>> parse_number(r"2\frac{1}{2}")
+    (Fraction(5, 2), False)
+    >>> parse_number(r"1.5\times 10^{3}")
+    (Fraction(1500, 1), False)
+    >>> parse_number("x+1") is None
+    True
+    """
+    s = s.strip().replace(" ", "")
+    if len(s) > 2 * MAX_DIGITS or not s:
+        return None
+    pct = False
+    if s.endswith("\\%") or s.endswith("%") or s.endswith("％"):
+        pct = True
+        s = s[:-2] if s.endswith("\\%") else s[:-1]
+    if s.endswith("\\%"):
+        return None
+    if s.startswith("+"):
+        s = s[1:]
+    neg = False
+    if s.startswith("-") and not s.startswith("--"):
+        neg, s = True, s[1:]
+    if s.startswith("(") and s.endswith(")"):
+        s = s[1:-1]
+    val: Fraction | None = None
+    if _NUMBER.fullmatch(s):
+        val = _dec(s)
+    elif allow_thousands and _THOUSANDS.fullmatch(s):
+        val = _dec(s.replace(",", ""))
+    elif m := _SCI.fullmatch(s):
+        base, exp = _dec(m.group(1)), int(m.group(2) or m.group(3))
+        if base is not None and abs(exp) <= 400:
+            val = base * Fraction(10) ** exp
+    elif m := _FRAC.fullmatch(s):
+        num, den = _dec(m.group(2)), _dec(m.group(3))
+        if num is not None and den:
+            val = num / den * (-1 if m.group(1) == "-" else 1)
+    elif m := _MIXED.fullmatch(s):
+        whole, num, den = _dec(m.group(1)), _dec(m.group(2)), _dec(m.group(3))
+        if whole is not None and num is not None and den and num < den:
+            val = whole + num / den
+    elif m := _SLASH.fullmatch(s):
+        num, den = _dec(m.group(1)), _dec(m.group(2))
+        if num is not None and den:
+            val = num / den
+    if val is None:
+        return None
+    return (-val if neg else val), pct

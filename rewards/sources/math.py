@@ -1,0 +1,79 @@
+r"""Math word problems with a closed-form final answer: ``math`` (MATH, DAPO-Math-17k, AIME) and ``gsm8k``.
+
+What it does: extracts exactly one final answer (``rewards.extract``: ``<answer>`` tag, last
+``\boxed{}`` with every box agreeing, or a final ``Answer:`` line; ``#### X`` too for gsm8k) and
+compares it with the gold (``rewards.equiv``). Gold may be stored as MATH does (a whole solution
+with ``\boxed{}``), as GSM8K does (``... #### 72``) or as a bare answer (DAPO-Math-17k, AIME).
+
+What it does not do: partial credit, or read answers from the reasoning of a ``<think>`` block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rewards.equiv import equivalent
+from rewards.extract import extract_final, find_boxes
+from rewards.normalize import clean
+from rewards.registry import PREFIXES, register, result
+
+
+def gold_answer(ground_truth: Any) -> str:
+    r"""The bare gold answer from any of the stored forms.
+
+    >>> gold_answer(r"so the total is $\boxed{\frac{1}{2}}$.")
+    '\\frac{1}{2}'
+    >>> gold_answer("Natalia sold 48/2 = 24 clips.\n#### 72")
+    '72'
+    """
+    gt = str(ground_truth).strip()
+    if "\\boxed" in gt or "\\fbox" in gt:
+        boxes, _ = find_boxes(gt)
+        if boxes:
+            return boxes[-1].strip()
+    if "####" in gt:
+        return gt.rsplit("####", 1)[1].strip()
+    return gt
+
+
+def _verify(solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k: bool) -> dict[str, Any]:
+    ex = extract_final(solution_str, allow_gsm8k=allow_gsm8k)
+    if ex.pred is None:
+        return result(False, None, ex.reason)
+    gold = gold_answer(ground_truth)
+    return result(equivalent(ex.pred, gold, timeout_s), clean(ex.pred))
+
+
+@register(
+    "math",
+    "lighteval/MATH",
+    "DigitalLearningGmbH/MATH-lighteval",
+    "HuggingFaceH4/MATH-500",
+    "BytedTsinghua-SIA/DAPO-Math-17k",
+    "math_dapo",
+    "math500",
+    "numina_math",
+)
+def verify_math(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    r"""Credit one unambiguous final answer equivalent to the gold.
+
+    >>> verify_math(r"... so $x=\dfrac{6}{4}$, i.e. \boxed{\frac{3}{2}}", "1.5", {}, 1.0)["acc"]
+    True
+    >>> verify_math(r"\boxed{3} or \boxed{4}", "3", {}, 1.0)["reason"]
+    'several different final answers'
+    """
+    return _verify(solution_str, ground_truth, timeout_s, allow_gsm8k=False)
+
+
+@register("gsm8k", "openai/gsm8k")
+def verify_gsm8k(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """Like ``math``, and the ``#### 72`` line of GSM8K's own format also counts.
+
+    >>> verify_gsm8k("48 + 24 = 72\\n#### 72", "#### 72", {}, 1.0)["acc"]
+    True
+    """
+    return _verify(solution_str, ground_truth, timeout_s, allow_gsm8k=True)
+
+
+PREFIXES.add("aime", "math")
+PREFIXES.add("AI-MO/aimo", "math")

@@ -1,0 +1,113 @@
+"""Tag-answer tasks: ``arithmetic`` (the embedded laptop task) and ``overtime_pay`` (the seed's task).
+
+What it does:
+- ``arithmetic``: credited iff the response has exactly one ``<answer>...</answer>``, not inside
+  the reasoning, whose stripped content is the gold integer (optional ``-``; leading zeros are
+  allowed since the task's own trace pads digits -- ``01278`` is 1278; ``1,278``, ``+1278``,
+  ``1278.0`` and inner spaces are refused). Pure regex, a few microseconds, no worker.
+- ``overtime_pay``: exactly one ``<answer>`` tag holding an amount in yuan (``1600``, ``1,600``,
+  ``1600.00 元``, ``¥1600``); compared after rounding both to 0.01 yuan (1600.1 is not 1600).
+  The rule the gold follows: daily wage = monthly / 21.75; weekday overtime 150%, rest day without
+  compensatory leave 200%, statutory holiday 300% (``overtime_gold`` computes it).
+
+What it does not do: read ``\\boxed{}`` or ``Answer:`` lines (these tasks require the tag).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+from rewards.registry import register, result
+
+_INT = re.compile(r"-?\d{1,200}")
+_YUAN = re.compile(
+    r"(?:[¥￥]|RMB|CNY)?\s*([+-]?(?:\d{1,3}(?:,\d{3})+|\d{1,15})(?:\.\d{1,6})?)\s*(?:元|yuan|RMB|CNY)?",
+    re.IGNORECASE,
+)
+_RATES = {"weekday": Decimal("1.5"), "rest_day": Decimal("2"), "holiday": Decimal("3")}
+_CENT = Decimal("0.01")
+
+
+def single_tag_answer(text: str) -> str | None:
+    """Content of the one ``<answer>`` tag that follows the reasoning, or None.
+
+    >>> single_tag_answer("<think>x</think><answer> 7 </answer>")
+    ' 7 '
+    >>> single_tag_answer("<think><answer>7</answer></think>") is None
+    True
+    """
+    if text.count("<answer>") != 1 or text.count("</answer>") != 1:
+        return None
+    a = text.find("<answer>")
+    b = text.find("</answer>")
+    if b < a:
+        return None
+    close = text.rfind("</think>")
+    if (close >= 0 and a < close) or (close < 0 and "<think>" in text):
+        return None
+    return text[a + 8 : b]
+
+
+@register("arithmetic")
+def verify_arithmetic(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """Integer in the single answer tag equals the gold integer.
+
+    >>> verify_arithmetic("<think>4+4+0=08,7+0+0=07,8+4+0=12</think><answer>1278</answer>", "1278", {}, 1.0)["acc"]
+    True
+    >>> verify_arithmetic("<answer>1278</answer><answer>1279</answer>", "1278", {}, 1.0)["acc"]
+    False
+    """
+    inner = single_tag_answer(solution_str)
+    if inner is None:
+        return result(False, None, "need exactly one <answer> tag after the reasoning")
+    pred = inner.strip()
+    gold = str(ground_truth).strip()
+    if not _INT.fullmatch(pred):
+        return result(False, pred or None, "answer is not an integer")
+    if not _INT.fullmatch(gold):
+        return result(False, pred, "gold is not an integer")
+    return result(int(pred) == int(gold), str(int(pred)))
+
+
+def _yuan(s: str) -> Decimal | None:
+    m = _YUAN.fullmatch(s.strip())
+    if not m:
+        return None
+    try:
+        return Decimal(m.group(1).replace(",", "")).quantize(_CENT, rounding=ROUND_HALF_UP)
+    except InvalidOperation:
+        return None
+
+
+def overtime_gold(monthly: float | str, days: float | str, kind: str) -> str:
+    """Overtime pay in yuan with 2 decimals: monthly / 21.75 * days * rate.
+
+    >>> overtime_gold(8700, 2, "rest_day")
+    '1600.00'
+    """
+    if kind not in _RATES:
+        raise ValueError(f"overtime kind {kind!r}; known: {sorted(_RATES)}")
+    daily = Decimal(str(monthly)) / Decimal("21.75")
+    return str((daily * Decimal(str(days)) * _RATES[kind]).quantize(_CENT, rounding=ROUND_HALF_UP))
+
+
+@register("overtime_pay")
+def verify_overtime(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """Amount in the single answer tag equals the gold at 0.01-yuan precision.
+
+    >>> verify_overtime("<think>8700/21.75=400, 400*2*2</think><answer>1,600 元</answer>", "1600.00", {}, 1.0)["acc"]
+    True
+    >>> verify_overtime("<answer>1600.1</answer>", "1600", {}, 1.0)["acc"]
+    False
+    """
+    inner = single_tag_answer(solution_str)
+    if inner is None:
+        return result(False, None, "need exactly one <answer> tag after the reasoning")
+    pred, gold = _yuan(inner), _yuan(str(ground_truth))
+    if pred is None:
+        return result(False, None, "answer is not an amount in yuan")
+    if gold is None:
+        return result(False, str(pred), "gold is not an amount")
+    return result(pred == gold, str(pred))

@@ -1,0 +1,146 @@
+"""Exact symbolic comparison of two scalar LaTeX answers (runs inside the reward worker).
+
+What it does: parses each side with latex2sympy2_extended (the parser math-verify uses),
+turns every decimal literal into an exact ``Rational`` (so 0.866 is never sqrt(3)/2), then
+decides equality by (1) structural equality, (2) for constants, a 40-digit numeric evaluation of
+the difference, (3) for expressions in the same free symbols, the difference at six fixed
+rational points (polynomial-identity style), (4) ``simplify`` as a last resort. Equations are
+equal when their ``lhs - rhs`` are proportional by a nonzero constant.
+
+What it does not do: structure (sets, tuples, intervals, matrices: ``rewards.equiv`` splits those
+into scalars first), approximate matching (no tolerance beyond 1e-25 relative on exact values),
+or time limits -- the caller's worker process is killed when it runs over (``rewards.worker``).
+It never evaluates model text as Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import sympy
+from latex2sympy2_extended import latex2sympy
+from latex2sympy2_extended.math_normalization import NormalizationConfig
+
+_NORM = NormalizationConfig(
+    basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
+)
+_POINTS = [
+    sympy.Rational(7, 3),
+    sympy.Rational(-5, 11),
+    sympy.Rational(13, 7),
+    sympy.Rational(3, 17),
+    sympy.Rational(-19, 5),
+    sympy.Rational(23, 29),
+]
+_EPS = sympy.Rational(1, 10**25)
+
+
+@lru_cache(maxsize=4096)  # a group of 8-16 samples shares its gold; repeated answers are common
+def parse(s: str) -> Any:
+    r"""LaTeX -> SymPy with decimals made exact.
+
+    >>> parse(r"2\sqrt{3}")
+    2*sqrt(3)
+    >>> parse("0.25")
+    1/4
+    """
+    expr = latex2sympy(s, is_real=True, convert_degrees=False, normalization_config=_NORM)
+    if isinstance(expr, sympy.Basic):
+        expr = expr.replace(lambda e: isinstance(e, sympy.Float), lambda f: sympy.Rational(str(f)))
+    return expr
+
+
+def _is_zero(d: sympy.Expr) -> bool | None:
+    if d == 0:
+        return True
+    syms = sorted(d.free_symbols, key=str)
+    if not syms:
+        v = sympy.N(d, 40)
+        if not v.is_number or v.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+            return None
+        return bool(abs(v) < _EPS)
+    hits = 0
+    for k in range(len(_POINTS)):
+        sub = {s: _POINTS[(k + i) % len(_POINTS)] for i, s in enumerate(syms)}
+        v = sympy.N(d.subs(sub), 40)
+        if not v.is_number or v.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo) or not v.is_real:
+            continue
+        if abs(v) > _EPS:
+            return False
+        hits += 1
+    if hits >= 3:
+        return True
+    return bool(sympy.simplify(d) == 0)
+
+
+def _constant_ratio(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """Is ``a / b`` the same nonzero constant at every sample point? (equations up to scaling)"""
+    syms = sorted(a.free_symbols | b.free_symbols, key=str)
+    ref = None
+    hits = 0
+    for k in range(len(_POINTS)):
+        sub = {s: _POINTS[(k + i) % len(_POINTS)] for i, s in enumerate(syms)}
+        va, vb = sympy.N(a.subs(sub), 40), sympy.N(b.subs(sub), 40)
+        if not (va.is_number and vb.is_number and va.is_real and vb.is_real) or abs(vb) < _EPS:
+            continue
+        r = va / vb
+        if abs(r) < _EPS:
+            return False
+        if ref is None:
+            ref = r
+        elif abs(r - ref) > _EPS * (1 + abs(ref)):
+            return False
+        hits += 1
+    return hits >= 3
+
+
+def _expr_equal(p: Any, g: Any) -> bool:
+    if p == g:
+        return True
+    if isinstance(p, sympy.Equality) and isinstance(g, sympy.Equality):
+        dp, dg = p.lhs - p.rhs, g.lhs - g.rhs
+        if dp.free_symbols != dg.free_symbols or dg == 0:
+            return False
+        return _constant_ratio(dp, dg)
+    if not (isinstance(p, sympy.Expr) and isinstance(g, sympy.Expr)):
+        return False
+    if p.has(sympy.oo, -sympy.oo, sympy.zoo) or g.has(sympy.oo, -sympy.oo, sympy.zoo):
+        return bool(p == g)
+    if p.free_symbols != g.free_symbols:
+        return False
+    return _is_zero(p - g) is True
+
+
+def scalars_equal(pairs: list[list[str]]) -> list[bool]:
+    r"""For each ``[pred, gold]`` LaTeX pair: are they the same exact value / expression / equation?
+
+    >>> scalars_equal([[r"\sqrt{12}", r"2\sqrt{3}"], ["0.866", r"\frac{\sqrt{3}}{2}"], ["y=2x+1", "2x-y+1=0"]])
+    [True, False, True]
+    """
+    out: list[bool] = []
+    for pred, gold in pairs:
+        try:
+            out.append(_expr_equal(parse(pred), parse(gold)))
+        except Exception:  # noqa: BLE001 - unparsable model text is simply not equal
+            out.append(False)
+    return out
+
+
+def ping() -> str:
+    """Health check used by tests."""
+    return "pong"
+
+
+def sleep(seconds: float) -> str:
+    """Busy-wait ``seconds`` (tests of the time limit use it; never reachable from model text)."""
+    import time
+
+    end = time.monotonic() + float(seconds)
+    while time.monotonic() < end:
+        pass
+    return "done"
+
+
+OPS: dict[str, Callable[..., Any]] = {"scalars_equal": scalars_equal, "ping": ping, "sleep": sleep}

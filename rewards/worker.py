@@ -1,0 +1,195 @@
+"""Hard time limits without forking per call: a small pool of persistent worker processes.
+
+What it does: ``call(op, args, timeout_s)`` sends a JSON request to an idle worker process
+(started once with ``subprocess.Popen``; it imports SymPy and latex2sympy up front) and waits for
+the reply with ``select`` -- which works from any thread and inside daemonic processes, unlike
+``signal.alarm`` or ``multiprocessing`` children. A worker that misses the deadline is killed
+(its whole process group) and replaced at once by a fresh one that warms up in the background,
+so the caller gets ``TimeoutError`` after ``timeout_s`` and later calls are not slowed by it.
+Workers run under an address-space limit (``REWARDS_WORKER_MEM_MB``, default 2048), exit when
+their parent's pipe closes, and are killed at interpreter exit. After ``os.fork`` the child
+process builds its own pool.
+
+What it does not do: the time limit covers the computation, not the one-off start-up of a worker
+(``warmup()`` pre-starts them); it does not retry, and it only runs the operations registered in
+``rewards._worker_main`` (no arbitrary code).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+_STARTUP_TIMEOUT_S = 120.0
+_POOL_SIZE = int(os.environ.get("REWARDS_WORKERS", "1"))
+
+
+class WorkerOpError(RuntimeError):
+    """The operation raised inside a healthy worker (the worker is kept)."""
+
+
+class _Worker:
+    def __init__(self) -> None:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        env.setdefault("REWARDS_WORKER_MEM_MB", "2048")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rewards._worker_main"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+        self.ready = False
+        self._buf = b""
+
+    def _readline(self, deadline: float) -> bytes | None:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            r, _, _ = select.select([fd], [], [], left)
+            if not r:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise RuntimeError("reward worker exited")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line
+
+    def wait_ready(self) -> None:
+        if self.ready:
+            return
+        line = self._readline(time.monotonic() + _STARTUP_TIMEOUT_S)
+        if line is None or json.loads(line).get("ready") is not True:
+            raise RuntimeError("reward worker failed to start")
+        self.ready = True
+
+    def call(self, op: str, args: list[Any], timeout_s: float) -> Any:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"op": op, "args": args}).encode() + b"\n")
+        self.proc.stdin.flush()
+        line = self._readline(time.monotonic() + timeout_s)
+        if line is None:
+            raise TimeoutError(f"reward worker op {op!r} exceeded {timeout_s}s")
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            raise WorkerOpError(reply.get("error", "worker error"))
+        return reply["value"]
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
+
+
+class WorkerPool:
+    """Up to ``size`` persistent workers shared by all threads of one process."""
+
+    def __init__(self, size: int = _POOL_SIZE) -> None:
+        self.size = max(1, size)
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._all: list[_Worker] = []
+        self._lock = threading.Lock()
+        self.pid = os.getpid()
+        self.restarts = 0
+
+    def _acquire(self) -> _Worker:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if len(self._all) < self.size:
+                w = _Worker()
+                self._all.append(w)
+                return w
+        return self._idle.get()
+
+    def _replace(self, w: _Worker) -> None:
+        w.kill()
+        with self._lock:
+            if w in self._all:
+                self._all.remove(w)
+            self.restarts += 1
+            fresh = _Worker()  # warms up while nobody waits for it
+            self._all.append(fresh)
+        self._idle.put(fresh)
+
+    def call(self, op: str, args: list[Any], timeout_s: float) -> Any:
+        """Run ``op(*args)`` in a worker; ``TimeoutError`` after ``timeout_s`` seconds of compute."""
+        w = self._acquire()
+        try:
+            w.wait_ready()
+            value = w.call(op, args, timeout_s)
+        except TimeoutError:
+            self._replace(w)
+            raise
+        except WorkerOpError:
+            self._idle.put(w)
+            raise
+        except (RuntimeError, OSError, ValueError) as e:
+            self._replace(w)
+            raise RuntimeError(str(e)) from e
+        self._idle.put(w)
+        return value
+
+    def warmup(self) -> None:
+        """Start every worker and wait until each has imported SymPy."""
+        ws = [self._acquire() for _ in range(self.size)]
+        for w in ws:
+            w.wait_ready()
+            self._idle.put(w)
+
+    def close(self) -> None:
+        with self._lock:
+            for w in self._all:
+                w.kill()
+            self._all.clear()
+        while not self._idle.empty():
+            self._idle.get_nowait()
+
+
+_POOL: WorkerPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def pool() -> WorkerPool:
+    """The process-wide pool (rebuilt in a forked child; the parent's workers stay the parent's)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL.pid != os.getpid():
+            _POOL = WorkerPool()
+        return _POOL
+
+
+@atexit.register
+def _shutdown() -> None:
+    if _POOL is not None and _POOL.pid == os.getpid():
+        _POOL.close()
