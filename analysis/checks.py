@@ -129,8 +129,11 @@ def verifier_audit(ctx: Context) -> Section:
     title = CHECKS.get("verifier_audit").title
     rows = [r for r in ctx.samples if is_correct(r) is False and r.get("gts") is not None]
     if not ctx.samples:
-        return not_logged(title, "no rollouts/ or validation/ sample dumps",
-                          "veRL: set trainer.rollout_data_dir; local engine writes them")
+        return not_logged(
+            title,
+            "no rollouts/ or validation/ sample dumps",
+            "veRL: set trainer.rollout_data_dir; local engine writes them",
+        )
     if not rows:
         return Section(title, "info", "no zero-scored responses with a ground truth to audit")
     take = min(int(ctx.cfg.audit_samples), len(rows))
@@ -145,24 +148,35 @@ def verifier_audit(ctx: Context) -> Section:
             except Exception as exc:  # a grader crash is a finding, not a report crash
                 second = False
                 r = {**r, "grader_error": repr(exc)}
-            row = {"step": r.get("step"), "input": r.get("input"), "output": r.get("output"),
-                   "gts": r.get("gts"), "pred": r.get("pred"), "score": r.get("score"),
-                   f"{gname}_correct": second, "human_label": None}
+            row = {
+                "step": r.get("step"),
+                "input": r.get("input"),
+                "output": r.get("output"),
+                "gts": r.get("gts"),
+                "pred": r.get("pred"),
+                "score": r.get("score"),
+                f"{gname}_correct": second,
+                "human_label": None,
+            }
             fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             if second:
                 disagree.append(row)
     share = len(disagree) / take
     status = "ok" if not disagree else "warn"
     sec = Section(
-        title, status,
+        title,
+        status,
         f"{len(disagree)}/{take} zero-scored responses judged correct by {gname} ({share:.0%}); "
         f"{'possible verifier false negatives — ' if disagree else ''}"
         f"label them by hand in {audit_path.name}",
     )
     if disagree:
-        sec.tables.append(Table(["step", "gold", "pred (verifier)", "response tail"],
-                                [[d["step"], d["gts"], d["pred"], str(d["output"])[-120:]]
-                                 for d in disagree[:20]]))
+        sec.tables.append(
+            Table(
+                ["step", "gold", "pred (verifier)", "response tail"],
+                [[d["step"], d["gts"], d["pred"], str(d["output"])[-120:]] for d in disagree[:20]],
+            )
+        )
     return sec
 
 
@@ -186,7 +200,9 @@ def difficulty(ctx: Context) -> Section:
     rates = group_pass_rates(ctx.rollouts)
     zv = ctx.run.series("rlvr/zero_var_group_frac")
     if not rates and zv is None:
-        return not_logged(title, "no rollout groups (uid or repeated prompts) and no rlvr/zero_var_group_frac")
+        return not_logged(
+            title, "no rollout groups (uid or repeated prompts) and no rlvr/zero_var_group_frac"
+        )
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     sec = Section(title)
     if rates:
@@ -198,9 +214,15 @@ def difficulty(ctx: Context) -> Section:
         right = np.array([np.mean(v == 1) for v in rates.values()])
         axes[1].plot(steps, wrong, label="all wrong")
         axes[1].plot(steps, right, label="all right")
-        zero_share, w_share, r_share = np.mean((allr == 0) | (allr == 1)), np.mean(allr == 0), np.mean(allr == 1)
-        verdict = (f"zero-variance groups {zero_share:.0%} (all wrong {w_share:.0%}, all right {r_share:.0%}) "
-                   f"over {allr.size} groups")
+        zero_share, w_share, r_share = (
+            np.mean((allr == 0) | (allr == 1)),
+            np.mean(allr == 0),
+            np.mean(allr == 1),
+        )
+        verdict = (
+            f"zero-variance groups {zero_share:.0%} (all wrong {w_share:.0%}, all right {r_share:.0%}) "
+            f"over {allr.size} groups"
+        )
     else:
         zero_share = float(np.nanmean(zv.values))
         verdict = f"zero-variance group share {zero_share:.0%} (rlvr/zero_var_group_frac; no group dumps)"
@@ -212,31 +234,51 @@ def difficulty(ctx: Context) -> Section:
         axes[0].axis("off")
     sec.figures.append(ctx.doc.save_figure(fig, "difficulty"))
     sec.status = "warn" if zero_share > 0.5 else "ok"
-    sec.verdict = verdict + ("; >50% give no gradient — filter or re-band the data" if zero_share > 0.5 else "")
+    sec.verdict = verdict + (
+        "; >50% give no gradient — filter or re-band the data" if zero_share > 0.5 else ""
+    )
     return sec
 
 
 @check("logprob_alignment", 3, "3. Train vs rollout log-probabilities")
 def logprob_alignment(ctx: Context) -> Section:
     title = CHECKS.get("logprob_alignment").title
-    pairs = np.array([[float(r["rollout_log_prob"]), float(r["old_log_prob"])] for r in ctx.samples
-                      if r.get("rollout_log_prob") is not None and r.get("old_log_prob") is not None],
-                     dtype=np.float64).reshape(-1, 2)
-    diff = ctx.run.series("training/rollout_probs_diff_mean", "^rollout_corr/.*kl", "^training/rollout_.*diff")
+    pairs = np.array(
+        [
+            [float(r["rollout_log_prob"]), float(r["old_log_prob"])]
+            for r in ctx.samples
+            if r.get("rollout_log_prob") is not None and r.get("old_log_prob") is not None
+        ],
+        dtype=np.float64,
+    ).reshape(-1, 2)
+    diff = ctx.run.series(
+        "training/rollout_probs_diff_mean", "^rollout_corr/.*kl", "^training/rollout_.*diff"
+    )
     if pairs.shape[0] < 2 and diff is None:
-        return not_logged(title, "rollout_log_prob/old_log_prob per sample or training/rollout_probs_diff_mean")
+        return not_logged(
+            title, "rollout_log_prob/old_log_prob per sample or training/rollout_probs_diff_mean"
+        )
     sec = Section(title, "ok")
     parts = []
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     if pairs.shape[0] >= 2:
-        corr = float(np.corrcoef(pairs[:, 0], pairs[:, 1])[0, 1]) if np.ptp(pairs, axis=0).min() > 0 else float("nan")
+        corr = (
+            float(np.corrcoef(pairs[:, 0], pairs[:, 1])[0, 1])
+            if np.ptp(pairs, axis=0).min() > 0
+            else float("nan")
+        )
         mad = float(np.mean(np.abs(pairs[:, 0] - pairs[:, 1])))
         axes[0].scatter(pairs[:, 0], pairs[:, 1], s=4, alpha=0.5)
         lo, hi = float(pairs.min()), float(pairs.max())
         axes[0].plot([lo, hi], [lo, hi], "r-", lw=1)
-        axes[0].set(xlabel="rollout (inference) mean log-prob", ylabel="training mean log-prob",
-                    title=f"r={corr:.3f}, mean |diff|={mad:.3g}")
-        parts.append(f"per-sample mean log-prob r={corr:.3f}, mean |diff| {mad:.3g} over {pairs.shape[0]} samples")
+        axes[0].set(
+            xlabel="rollout (inference) mean log-prob",
+            ylabel="training mean log-prob",
+            title=f"r={corr:.3f}, mean |diff|={mad:.3g}",
+        )
+        parts.append(
+            f"per-sample mean log-prob r={corr:.3f}, mean |diff| {mad:.3g} over {pairs.shape[0]} samples"
+        )
         if not corr > 0.9 or mad > 0.05:
             sec.status = "warn"
     else:
@@ -250,7 +292,10 @@ def logprob_alignment(ctx: Context) -> Section:
     else:
         axes[1].axis("off")
     sec.figures.append(ctx.doc.save_figure(fig, "logprob_alignment"))
-    tail = ("; off the diagonal — suspect numerics (LM head precision first)" if sec.status == "warn"
-            else "; on the diagonal (thresholds: r > 0.9, |diff| <= 0.05)")
+    tail = (
+        "; off the diagonal — suspect numerics (LM head precision first)"
+        if sec.status == "warn"
+        else "; on the diagonal (thresholds: r > 0.9, |diff| <= 0.05)"
+    )
     sec.verdict = "; ".join(parts) + tail
     return sec

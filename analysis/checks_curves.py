@@ -45,7 +45,10 @@ def entropy(ctx: Context) -> Section:
     sec = Section(title, figures=[ctx.doc.save_figure(fig, "entropy")])
     rel = (last - first) / abs(first) if first else float("nan")
     if first > 0 and last < 0.2 * first:
-        sec.status, what = "warn", "collapsed — exploration stopped (raise clip_ratio_high, lower lr, check KL)"
+        sec.status, what = (
+            "warn",
+            "collapsed — exploration stopped (raise clip_ratio_high, lower lr, check KL)",
+        )
     elif abs(rel) < 0.05:
         sec.status, what = "warn", "did not move — the policy may not be learning"
     else:
@@ -60,7 +63,9 @@ def length_by_correctness(rows: list[dict[str, Any]]) -> dict[str, tuple[np.ndar
     for r in rows:
         c = is_correct(r)
         if c is not None:
-            acc.setdefault(("correct" if c else "incorrect", int(r.get("step", 0))), []).append(response_length(r))
+            acc.setdefault(("correct" if c else "incorrect", int(r.get("step", 0))), []).append(
+                response_length(r)
+            )
     out = {}
     for label in ("correct", "incorrect"):
         steps = sorted(s for lab, s in acc if lab == label)
@@ -93,7 +98,8 @@ def length_vs_accuracy(ctx: Context) -> Section:
     if length is None or accuracy is None or len(length) < 2 or len(accuracy) < 2:
         sec.status = "info"
         sec.verdict = "length split shown; not logged: " + (
-            "response_length/mean" if length is None else "an accuracy/score curve")
+            "response_length/mean" if length is None else "an accuracy/score curve"
+        )
         return sec
     l0, l1 = _first_last(length)
     a0, a1 = _first_last(accuracy)
@@ -105,13 +111,21 @@ def length_vs_accuracy(ctx: Context) -> Section:
         sec.status, tail = "ok", "no 'length rising, accuracy flat' pattern"
     sec.verdict = f"length {fmt(l0)} → {fmt(l1)} ({grow:+.0%}), accuracy {fmt(a0)} → {fmt(a1)}: {tail}"
     if split:
-        sec.tables.append(Table(["samples", "mean length (last 10% of dumps)"],
-                                [[k, float(v[1][-max(1, len(v[1]) // 10):].mean())] for k, v in split.items()]))
+        sec.tables.append(
+            Table(
+                ["samples", "mean length (last 10% of dumps)"],
+                [[k, float(v[1][-max(1, len(v[1]) // 10) :].mean())] for k, v in split.items()],
+            )
+        )
     return sec
 
 
 def _load_eval(ctx: Context) -> tuple[dict[str, Any] | None, str]:
-    paths = [Path(str(ctx.cfg.base_eval))] if ctx.cfg.base_eval else sorted(ctx.run.path.glob("eval*/result.json"))
+    paths = (
+        [Path(str(ctx.cfg.base_eval))]
+        if ctx.cfg.base_eval
+        else sorted(ctx.run.path.glob("eval*/result.json"))
+    )
     for p in paths:
         try:
             return json.loads(p.read_text()), str(p)
@@ -129,12 +143,27 @@ def base_pass_at_k(ctx: Context) -> Section:
         ks = sorted(int(k) for k in ov.get("pass", {}))
         if ks:
             p1, pk = ov["pass"][str(ks[0])], ov["pass"][str(ks[-1])]
-            sec = Section(title, "info", f"pass@{ks[0]} {fmt(p1['mean'])} [{fmt(p1['lo'])}, {fmt(p1['hi'])}], "
-                          f"pass@{ks[-1]} {fmt(pk['mean'])} [{fmt(pk['lo'])}, {fmt(pk['hi'])}] "
-                          f"(model {result.get('settings', {}).get('model', '?')}; {where}); RL gains count above this")
-            sec.tables.append(Table(["k", "pass@k", "maj@k", "mean@k"],
-                                    [[k, ov["pass"][str(k)]["mean"], ov.get("maj", {}).get(str(k), {}).get("mean"),
-                                      ov.get("mean", {}).get(str(k), {}).get("mean")] for k in ks]))
+            sec = Section(
+                title,
+                "info",
+                f"pass@{ks[0]} {fmt(p1['mean'])} [{fmt(p1['lo'])}, {fmt(p1['hi'])}], "
+                f"pass@{ks[-1]} {fmt(pk['mean'])} [{fmt(pk['lo'])}, {fmt(pk['hi'])}] "
+                f"(model {result.get('settings', {}).get('model', '?')}; {where}); RL gains count above this",
+            )
+            sec.tables.append(
+                Table(
+                    ["k", "pass@k", "maj@k", "mean@k"],
+                    [
+                        [
+                            k,
+                            ov["pass"][str(k)]["mean"],
+                            ov.get("maj", {}).get(str(k), {}).get("mean"),
+                            ov.get("mean", {}).get(str(k), {}).get("mean"),
+                        ]
+                        for k in ks
+                    ],
+                )
+            )
             return sec
     steps = ctx.run.sample_steps("validation")
     if steps:
@@ -148,11 +177,18 @@ def base_pass_at_k(ctx: Context) -> Section:
             c = np.array([sum(v[:n]) for v in counts.values()])
             p1, pn = pass_at_k(n, c, 1), pass_at_k(n, c, n)
             lo1, hi1 = bootstrap_ci(p1)
-            return Section(title, "info", f"from validation step {steps[0]} ({len(c)} prompts × {n}): "
-                           f"pass@1 {fmt(float(np.mean(p1)))} [{fmt(lo1)}, {fmt(hi1)}], pass@{n} "
-                           f"{fmt(float(np.mean(pn)))} (for the base model's own numbers run make eval on it)")
-    return not_logged(title, "a base-model evaluation",
-                      "make eval MODEL=<base model> DATA=<val parquet> N=64 OUT=<run>/eval_base")
+            return Section(
+                title,
+                "info",
+                f"from validation step {steps[0]} ({len(c)} prompts × {n}): "
+                f"pass@1 {fmt(float(np.mean(p1)))} [{fmt(lo1)}, {fmt(hi1)}], pass@{n} "
+                f"{fmt(float(np.mean(pn)))} (for the base model's own numbers run make eval on it)",
+            )
+    return not_logged(
+        title,
+        "a base-model evaluation",
+        "make eval MODEL=<base model> DATA=<val parquet> N=64 OUT=<run>/eval_base",
+    )
 
 
 def hack_flags(text: str) -> list[str]:
@@ -193,21 +229,38 @@ def reward_hacking(ctx: Context) -> Section:
     parts = []
     if rows:
         scored = [r for r in rows if isinstance(r.get("score"), (int, float))]
-        top = sorted(scored, key=lambda r: (-float(r["score"]), -int(r.get("step", 0))))[: int(ctx.cfg.top_samples)]
+        top = sorted(scored, key=lambda r: (-float(r["score"]), -int(r.get("step", 0))))[
+            : int(ctx.cfg.top_samples)
+        ]
         good = [r for r in scored if is_correct(r)]
-        flagged = {f: sum(f in hack_flags(str(r.get("output", ""))) for r in good)
-                   for f in ("several answers", "empty reasoning")}
+        flagged = {
+            f: sum(f in hack_flags(str(r.get("output", ""))) for r in good)
+            for f in ("several answers", "empty reasoning")
+        }
         parts.append(", ".join(f"{f}: {c}/{len(good)} rewarded responses" for f, c in flagged.items()))
         if good and any(c / len(good) > 0.05 for c in flagged.values()):
             sec.status = "warn"
-        sec.tables.append(Table(["step", "score", "flags", "response (first 160 chars)"],
-                                [[r.get("step"), r.get("score"), ", ".join(hack_flags(str(r.get("output", ""))))
-                                  or "-", str(r.get("output", ""))[:160]] for r in top]))
+        sec.tables.append(
+            Table(
+                ["step", "score", "flags", "response (first 160 chars)"],
+                [
+                    [
+                        r.get("step"),
+                        r.get("score"),
+                        ", ".join(hack_flags(str(r.get("output", "")))) or "-",
+                        str(r.get("output", ""))[:160],
+                    ]
+                    for r in top
+                ],
+            )
+        )
     if reward is not None:
         rise = fastest_rise(reward)
         parts.append(f"fastest reward rise {fmt(rise)} within 5% of the run")
         if rise > 0.5:
             sec.status = "warn"
             parts[-1] += " — suspiciously fast; read the top-scored responses"
-    sec.verdict = "; ".join(parts) + ("" if sec.status == "warn" else " (thresholds: >5% flagged, rise > 0.5)")
+    sec.verdict = "; ".join(parts) + (
+        "" if sec.status == "warn" else " (thresholds: >5% flagged, rise > 0.5)"
+    )
     return sec

@@ -60,11 +60,44 @@ def pass_at_k(n: ArrayLike, c: ArrayLike, k: ArrayLike) -> FloatArray | float:
     wrong = n_a - c_a
     out = np.ones_like(n_a)
     some_fail = wrong >= k_a  # otherwise every k-subset contains a correct sample -> 1.0
-    w, nn, kk = wrong[some_fail], n_a[some_fail], k_a[some_fail]
-    log_ratio = gammaln(w + 1) - gammaln(w - kk + 1) - gammaln(nn + 1) + gammaln(nn - kk + 1)
-    out[some_fail] = -np.expm1(log_ratio)
+    out[some_fail] = -np.expm1(_log_all_fail(n_a[some_fail], c_a[some_fail], k_a[some_fail]))
     out = np.clip(out, 0.0, 1.0)
     return float(out[0]) if scalar else out
+
+
+_PRODUCT_MAX_TERMS = 512
+
+
+def _log_all_fail(n: FloatArray, c: FloatArray, k: FloatArray) -> FloatArray:
+    """log(C(n-c, k) / C(n, k)) for n - c >= k, elementwise.
+
+    First ``gammaln`` differences (fast; absolute error ~1e-16 * n log n). Where that error
+    would exceed 1e-12 of the result (pass@k close to 0, i.e. c*k << n), recompute with the
+    product form ``sum_{j<m} log1p(-M / (n - j))``, ``m = min(c, k)``, ``M = max(c, k)``
+    (Chen et al.'s stable form, symmetric in c and k), on padded chunks sorted by m.
+    """
+    w = n - c
+    parts = (gammaln(w + 1), gammaln(w - k + 1), gammaln(n + 1), gammaln(n - k + 1))
+    out = parts[0] - parts[1] - parts[2] + parts[3]
+    err = 4.5e-16 * sum(np.abs(p) for p in parts) + 1e-300
+    m = np.minimum(c, k)
+    # relative error of pass@k = -expm1(out) caused by err in out; refine above 1e-12
+    rel = err * np.exp(out) / np.maximum(-np.expm1(out), 1e-300)
+    refine = (rel > 1e-12) & (m <= _PRODUCT_MAX_TERMS) & (m > 0)
+    idx = np.flatnonzero(refine)
+    idx = idx[np.argsort(m[idx], kind="stable")]
+    big_m = np.maximum(c, k)
+    start = 0
+    while start < idx.size:
+        rows = max(256, (1 << 21) // max(int(m[idx[min(start + 255, idx.size - 1)]]), 1))
+        sel = idx[start : start + rows]
+        j = np.arange(max(int(m[sel[-1]]), 1), dtype=np.float64)
+        live = j < m[sel, None]
+        ratio = np.divide(big_m[sel, None], n[sel, None] - j, out=np.zeros(live.shape), where=live)
+        out[sel] = np.log1p(-ratio).sum(axis=1)
+        start += sel.size
+    out[m == 0] = 0.0
+    return out
 
 
 def _as_ids(preds: Sequence[str | None]) -> tuple[NDArray[np.int64], int]:
@@ -120,8 +153,10 @@ def maj_at_k(
     ids, m = _as_ids(preds)
     if m == 0:
         return 0.0
-    answer_correct = (np.bincount(ids[ids >= 0], weights=corr[ids >= 0], minlength=m)
-                      / np.maximum(np.bincount(ids[ids >= 0], minlength=m), 1)) > 0.5
+    answer_correct = (
+        np.bincount(ids[ids >= 0], weights=corr[ids >= 0], minlength=m)
+        / np.maximum(np.bincount(ids[ids >= 0], minlength=m), 1)
+    ) > 0.5
     answer_correct = answer_correct.astype(np.float64)
     if k == 1:  # a single vote: exact
         return float(np.where(ids >= 0, answer_correct[np.maximum(ids, 0)], 0.0).mean())
@@ -144,8 +179,12 @@ def mean_at_k(correct: ArrayLike, k: int) -> float:
     return float(corr.mean())
 
 
-SAMPLE_METRICS.add("pass", lambda correct, preds, k, rng=None: float(
-    pass_at_k(len(correct), int(np.sum(np.asarray(correct, dtype=float) > 0.5)), k)))
+SAMPLE_METRICS.add(
+    "pass",
+    lambda correct, preds, k, rng=None: float(
+        pass_at_k(len(correct), int(np.sum(np.asarray(correct, dtype=float) > 0.5)), k)
+    ),
+)
 SAMPLE_METRICS.add("maj", lambda correct, preds, k, rng=None: maj_at_k(correct, preds, k, rng=rng))
 SAMPLE_METRICS.add("mean", lambda correct, preds, k, rng=None: mean_at_k(correct, k))
 

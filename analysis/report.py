@@ -41,10 +41,14 @@ class Panel:
 
 PANELS: Registry[Panel] = Registry("panel")
 for _name, _panel in {
-    "val_accuracy": Panel("validation accuracy", ("^val-core/.*/acc/mean@", "^val-core/.*/reward/mean@"), True),
+    "val_accuracy": Panel(
+        "validation accuracy", ("^val-core/.*/acc/mean@", "^val-core/.*/reward/mean@"), True
+    ),
     "score": Panel("training score (critic/score/mean)", ("critic/score/mean",), True),
     "reward": Panel("training reward (critic/rewards/mean)", ("critic/rewards/mean",), True),
-    "unfiltered_score": Panel("unfiltered score (before dynamic sampling)", ("rlvr/unfiltered_score/mean",), True),
+    "unfiltered_score": Panel(
+        "unfiltered score (before dynamic sampling)", ("rlvr/unfiltered_score/mean",), True
+    ),
     "response_length": Panel("response length", ("response_length/mean",)),
     "entropy": Panel("entropy", ("actor/entropy",)),
     "clipfrac": Panel("clip fraction", ("actor/pg_clipfrac",)),
@@ -55,9 +59,24 @@ for _name, _panel in {
     "probs_diff": Panel("rollout vs training prob diff", ("training/rollout_probs_diff_mean",), False),
 }.items():
     PANELS.add(_name, _panel)
-PANEL_ORDER = list(dict.fromkeys(["val_accuracy", "score", "reward", "unfiltered_score", "response_length",
-                                  "entropy", "clipfrac", "ppo_kl", "kl_loss", "zero_var", "gen_batches",
-                                  "probs_diff"]))
+PANEL_ORDER = list(
+    dict.fromkeys(
+        [
+            "val_accuracy",
+            "score",
+            "reward",
+            "unfiltered_score",
+            "response_length",
+            "entropy",
+            "clipfrac",
+            "ppo_kl",
+            "kl_loss",
+            "zero_var",
+            "gen_batches",
+            "probs_diff",
+        ]
+    )
+)
 
 
 def aligned(runs: list[Run], keys: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -106,20 +125,40 @@ def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
         runs += find_runs(str(cfg.sweep))
     if not runs:
         raise FileNotFoundError("report: no run directories found (runs=[...] or sweep=<dir>)")
-    out = Path(str(cfg.out)) if cfg.out else (Path(str(cfg.sweep)) / "report" if cfg.sweep else Path("report"))
+    out = (
+        Path(str(cfg.out)) if cfg.out else (Path(str(cfg.sweep)) / "report" if cfg.sweep else Path("report"))
+    )
     axes, arms = group_runs(runs)
     labels = list(arms)
     base = str(cfg.baseline) if cfg.baseline else labels[0]
     if base not in arms:
         raise ValueError(f"report: baseline={base!r} is not an arm; arms: {labels}")
     doc = Document("Comparison report", out)
-    doc.intro.append(f"{len(runs)} runs in {len(arms)} arms; swept axes: {', '.join(axes) or '(none found)'}; "
-                     f"baseline arm: {base}. Bands: min-max over seeds; lines: mean over seeds.")
-    doc.intro.append("Arms: " + "; ".join(f"{a}: {len(rs)} runs (seeds {sorted(r.seed for r in rs if r.seed is not None)})"
-                                         for a, rs in arms.items()))
+    doc.intro.append(
+        f"{len(runs)} runs in {len(arms)} arms; swept axes: {', '.join(axes) or '(none found)'}; "
+        f"baseline arm: {base}. Bands: min-max over seeds; lines: mean over seeds."
+    )
+    doc.intro.append(
+        "Arms: "
+        + "; ".join(
+            f"{a}: {len(rs)} runs (seeds {sorted(r.seed for r in rs if r.seed is not None)})"
+            for a, rs in arms.items()
+        )
+    )
     frac = float(cfg.final_frac)
-    summary = Table(["metric", "arm", "seeds", "final mean", "95% CI (t)", f"Δ vs {base}", "Δ 95% CI (Welch)",
-                     "Hedges g"], [])
+    summary = Table(
+        [
+            "metric",
+            "arm",
+            "seeds",
+            "final mean",
+            "95% CI (t)",
+            f"Δ vs {base}",
+            "Δ 95% CI (Welch)",
+            "Hedges g",
+        ],
+        [],
+    )
     curves = Section("Curves")
     missing = []
     for name in PANEL_ORDER:
@@ -141,8 +180,18 @@ def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
             lo, hi = t_ci(v)
             d, dlo, dhi = welch_diff_ci(base_vals, v) if a != base else (np.nan, np.nan, np.nan)
             g = hedges_g(base_vals, v) if a != base else np.nan
-            summary.rows.append([panel.title, a, int(np.isfinite(v).sum()), float(np.nanmean(v)) if np.isfinite(v).any()
-                                 else np.nan, f"[{fmt(lo)}, {fmt(hi)}]", d, f"[{fmt(dlo)}, {fmt(dhi)}]", g])
+            summary.rows.append(
+                [
+                    panel.title,
+                    a,
+                    int(np.isfinite(v).sum()),
+                    float(np.nanmean(v)) if np.isfinite(v).any() else np.nan,
+                    f"[{fmt(lo)}, {fmt(hi)}]",
+                    d,
+                    f"[{fmt(dlo)}, {fmt(dhi)}]",
+                    g,
+                ]
+            )
     if missing:
         curves.text.append("not logged by any run: " + ", ".join(missing))
     lengths = Section("Response length: correct vs incorrect samples")
@@ -158,15 +207,23 @@ def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
                 ax.plot(grid, np.nanmean(vals, axis=0), style, label=f"{a} {label}")
                 drawn = True
     if drawn:
-        ax.set(xlabel="step", ylabel="response length", title="length of correct (—) vs incorrect (--) samples")
+        ax.set(
+            xlabel="step", ylabel="response length", title="length of correct (—) vs incorrect (--) samples"
+        )
         ax.legend(fontsize=7)
         lengths.figures.append(doc.save_figure(fig, "length_correct_incorrect"))
     else:
         plt.close(fig)
         lengths.status, lengths.verdict = "not_logged", "not logged: no graded rollout dumps"
-    doc.sections += [Section("Summary (final values)", tables=[summary],
-                             text=[f"final value = mean of the last {frac:.0%} of a run's logged steps"]),
-                     curves, lengths]
+    doc.sections += [
+        Section(
+            "Summary (final values)",
+            tables=[summary],
+            text=[f"final value = mean of the last {frac:.0%} of a run's logged steps"],
+        ),
+        curves,
+        lengths,
+    ]
     files = doc.write("report")
     if str(cfg.publish).lower() == "wandb":
         from analysis.wandb_report import publish_report

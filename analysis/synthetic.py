@@ -45,15 +45,24 @@ def write_run(
     rng = np.random.default_rng(seed)
     overrides = list(overrides or []) + [f"recipe={recipe}", f"rlvr.seed={seed}"]
     manifest = {
-        "recipe": recipe, "engine": "local", "scale": "laptop", "config_path": "conf/config.yaml",
-        "git_commit": "0" * 40, "git_dirty": False, "versions": {"verl": "0.9.1", "torch": "2.13.0"},
-        "seed": seed, "data_hashes": {"data/arithmetic/train.parquet": "ab" * 32},
-        "overrides": overrides, "started": "2026-01-01T00:00:00Z",
+        "recipe": recipe,
+        "engine": "local",
+        "scale": "laptop",
+        "config_path": "conf/config.yaml",
+        "git_commit": "0" * 40,
+        "git_dirty": False,
+        "versions": {"verl": "0.9.1", "torch": "2.13.0"},
+        "seed": seed,
+        "data_hashes": {"data/arithmetic/train.parquet": "ab" * 32},
+        "overrides": overrides,
+        "started": "2026-01-01T00:00:00Z",
     }
     (path / "run.json").write_text(json.dumps(manifest, indent=1))
-    config: dict[str, Any] = {"rlvr": {"recipe": recipe, "scale": "laptop", "seed": seed},
-                              "data": {"train_batch_size": prompts, "max_response_length": 48},
-                              "actor_rollout_ref": {"rollout": {"n": group_size}}}
+    config: dict[str, Any] = {
+        "rlvr": {"recipe": recipe, "scale": "laptop", "seed": seed},
+        "data": {"train_batch_size": prompts, "max_response_length": 48},
+        "actor_rollout_ref": {"rollout": {"n": group_size}},
+    }
     for item in overrides:
         key, val = item.split("=", 1)
         node = config
@@ -69,15 +78,23 @@ def write_run(
     lines = []
     for i in range(steps):
         data = {
-            "critic/score/mean": acc[i], "critic/rewards/mean": acc[i], "response_length/mean": length[i],
-            "actor/entropy": ent[i], "actor/pg_clipfrac": 0.02 + 0.01 * rng.random(),
-            "actor/ppo_kl": 1e-3 * rng.random(), "actor/kl_loss": 1e-3 * t[i],
-            "rlvr/unfiltered_score/mean": acc[i] - 0.05, "rlvr/zero_var_group_frac": 0.3 + 0.1 * rng.random(),
-            "rlvr/gen_batches": 1.0, "training/global_step": i + 1,
+            "critic/score/mean": acc[i],
+            "critic/rewards/mean": acc[i],
+            "response_length/mean": length[i],
+            "actor/entropy": ent[i],
+            "actor/pg_clipfrac": 0.02 + 0.01 * rng.random(),
+            "actor/ppo_kl": 1e-3 * rng.random(),
+            "actor/kl_loss": 1e-3 * t[i],
+            "rlvr/unfiltered_score/mean": acc[i] - 0.05,
+            "rlvr/zero_var_group_frac": 0.3 + 0.1 * rng.random(),
+            "rlvr/gen_batches": 1.0,
+            "training/global_step": i + 1,
         }
         if i % 10 == 0:
             data["val-core/arithmetic/acc/mean@4"] = acc[i] + 0.02
-        lines.append(json.dumps({"step": i + 1, "data": {k: v for k, v in data.items() if k not in drop_keys}}))
+        lines.append(
+            json.dumps({"step": i + 1, "data": {k: v for k, v in data.items() if k not in drop_keys}})
+        )
     (path / "metrics.jsonl").write_text("\n".join(lines) + "\n")
     for kind in ("rollouts", "validation"):
         (path / kind).mkdir(exist_ok=True)
@@ -86,13 +103,23 @@ def write_run(
             rows = []
             for q in range(prompts):
                 a, b = int(rng.integers(10, 99)), int(rng.integers(10, 99))
-                for j in range(group_size):
+                for _ in range(group_size):
                     ok = bool(rng.random() < p_acc)
                     ans = a + b if ok else a + b + int(rng.integers(1, 9))
-                    n_tok = int(20 + 10 * length_growth * step / steps + (0 if ok else 5) + rng.integers(0, 4))
-                    row = {"input": f"{a}+{b}=", "output": f"<think>{a}+{b}</think><answer>{ans}</answer>",
-                           "gts": str(a + b), "score": float(ok), "step": step, "acc": ok,
-                           "pred": str(ans), "format": 1.0, "response_length": n_tok}
+                    n_tok = int(
+                        20 + 10 * length_growth * step / steps + (0 if ok else 5) + rng.integers(0, 4)
+                    )
+                    row = {
+                        "input": f"{a}+{b}=",
+                        "output": f"<think>{a}+{b}</think><answer>{ans}</answer>",
+                        "gts": str(a + b),
+                        "score": float(ok),
+                        "step": step,
+                        "acc": ok,
+                        "pred": str(ans),
+                        "format": 1.0,
+                        "response_length": n_tok,
+                    }
                     if uid:
                         row["uid"] = f"{step}-{q}"
                     if with_logprobs:
@@ -100,7 +127,9 @@ def write_run(
                         row["rollout_log_prob"], row["old_log_prob"] = lp, lp + rng.normal(0, 0.005)
                     rows.append(row)
             for r in rows[:false_negatives]:
-                r.update(score=0.0, acc=False, pred=None, output=f"<think>add</think><answer>{r['gts']}</answer>")
+                r.update(
+                    score=0.0, acc=False, pred=None, output=f"<think>add</think><answer>{r['gts']}</answer>"
+                )
             (path / kind / f"{step}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -112,12 +141,15 @@ def write_sweep(root: str | Path, axis: str, values: list[str], seeds: int = 2, 
     """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    (root / "multirun.yaml").write_text(yaml.safe_dump({"hydra": {"sweeper": {"params": {axis: ",".join(values)}}}}))
+    (root / "multirun.yaml").write_text(
+        yaml.safe_dump({"hydra": {"sweeper": {"params": {axis: ",".join(values)}}}})
+    )
     job = 0
     for vi, val in enumerate(values):
         for s in range(seeds):
-            d = write_run(root / str(job), seed=s, overrides=[f"{axis}={val}"],
-                          acc_gain=0.2 + 0.15 * vi, **kw)
+            d = write_run(
+                root / str(job), seed=s, overrides=[f"{axis}={val}"], acc_gain=0.2 + 0.15 * vi, **kw
+            )
             (d / ".hydra").mkdir(exist_ok=True)
             (d / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump([f"{axis}={val}", f"rlvr.seed={s}"]))
             job += 1

@@ -23,7 +23,7 @@ from typing import Any
 
 from data_pipelines.schema import question_of
 
-TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W_]+|[^\w\s]", re.UNICODE)
+TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u9fff\uf900-\ufaff]+|[^\w\s]", re.UNICODE)
 
 
 def text_of(row: dict[str, Any]) -> str:

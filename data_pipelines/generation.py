@@ -6,7 +6,8 @@ argument, so tests and benchmarks can inject their own. Backends, registered in 
 
 * ``hf`` (CPU, and GPU without vLLM): the HF checkpoint at ``model=<path>`` loaded with
   ``from_pretrained`` and sampled in batches with a KV cache. It uses the local engine's
-  sampler (``recipes.local.sampling``) when that module exists, else ``model.generate``.
+  sampler (``recipes.local.sampler.generate``: prefill shared by the n samples of a prompt,
+  masks by position) when that module exists and the device is CPU, else ``model.generate``.
   Each call reseeds torch with ``seed``, so a chunk's samples do not depend on what ran before
   (the filter's resume relies on this).
 * ``vllm`` (GPU machines): ``vllm.LLM.chat`` with per-request seeds. Import-guarded; it cannot be
@@ -106,10 +107,10 @@ class HFGenerator:
         self.model = AutoModelForCausalLM.from_pretrained(str(self.path), dtype=torch.float32).to(device).eval()
         self._fp = model_fingerprint(self.path)
         try:
-            from recipes.local import sampling as engine_sampling  # the engine's sampler, when present
+            from recipes.local import sampler as engine_sampler  # the local engine's sampler
         except ImportError:
-            engine_sampling = None
-        self._engine = engine_sampling
+            engine_sampler = None
+        self._engine = engine_sampler if device == "cpu" else None
 
     def fingerprint(self) -> dict[str, Any]:
         return {"backend": "hf", "model_sha256": self._fp, "sampler": "engine" if self._engine else "hf.generate"}
@@ -119,6 +120,15 @@ class HFGenerator:
 
         tok, p = self.tokenizer, self.params
         texts = [tok.apply_chat_template(m, add_generation_prompt=True, tokenize=False) for m in prompts]
+        if self._engine is not None:
+            ids = [tok(t, add_special_tokens=False)["input_ids"] for t in texts]
+            gen = torch.Generator().manual_seed(seed)
+            ro = self._engine.generate(self.model, ids, n, p.max_new_tokens, tok.eos_token_id, tok.pad_token_id,
+                                       temperature=p.temperature, top_p=p.top_p, generator=gen)
+            lengths = ro.response_mask.sum(-1).tolist()
+            decoded = [tok.decode([t for t in row[:k] if t != tok.eos_token_id], skip_special_tokens=True)
+                       for row, k in zip(ro.responses.tolist(), lengths)]
+            return [decoded[i * n : (i + 1) * n] for i in range(len(prompts))]
         enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         torch.manual_seed(seed)
         with torch.no_grad():

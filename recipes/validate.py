@@ -44,13 +44,12 @@ def _quiet(fn, *args, **kwargs):
 
 def _verl_checks(cfg: DictConfig, engine: str) -> list[str]:
     from verl.trainer.ppo import core_algos
-    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.trainer.ppo.utils import need_reference_policy
     from verl.utils.config import omega_conf_to_dataclass, validate_config
 
     errs: list[str] = []
     sections = {"algorithm": cfg.algorithm, "actor_rollout_ref.actor": cfg.actor_rollout_ref.actor,
                 "actor_rollout_ref.rollout": cfg.actor_rollout_ref.rollout}
-    use_critic = _quiet(need_critic, cfg)
     for name, node in sections.items():
         try:
             _quiet(omega_conf_to_dataclass, node)

@@ -21,7 +21,7 @@ from typing import Any
 
 from rewards import shaping
 from rewards.registry import resolve
-# CODE_IMPORT
+from rewards.sources import code as _code  # noqa: F401  (registers the sources)
 from rewards.sources import math as _math  # noqa: F401
 from rewards.sources import puzzles as _puzzles  # noqa: F401
 from rewards.sources import tagged as _tagged  # noqa: F401

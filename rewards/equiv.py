@@ -15,6 +15,8 @@ intervals (``x > 3`` vs ``(3, \infty)``), or units conversion (5 m is not 500 cm
 from __future__ import annotations
 
 import re
+import threading
+import time
 from fractions import Fraction
 
 from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
@@ -36,11 +38,14 @@ _EMPTY = {
 _CHOICE_GOLD = re.compile(r"\(?([A-E])\)?")
 _CHOICE_PRED = re.compile(r"\(?([A-E])\)?(?:[.:)]\s*.*)?|(?:option|choice)\s*\(?([A-E])\)?", re.IGNORECASE)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
-_ASSIGN = re.compile(r"^\s*([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\))\s*=\s*(?!=)(.+)$")
+_ASSIGN = re.compile(r"^\s*([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\))\s*(?:=|\\in(?![a-zA-Z]))\s*(?!=)(.+)$")
 _MATRIX = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
 _TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
 _OR = re.compile(r"\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*", re.IGNORECASE)
 _PM = re.compile(r"\\pm|±")
+_STATE = threading.local()
+_MARGIN_S = 0.01  # leave time to kill a worker and answer within the caller's limit
+_MAX_DEPTH = 40
 
 
 def _split_top(s: str, sep: str = ",") -> list[str]:
@@ -114,8 +119,25 @@ def _num_equal(p: tuple[Fraction, bool], g: tuple[Fraction, bool]) -> bool:
     return False
 
 
+def timed_out() -> bool:
+    """Did the last ``equivalent`` call in this thread hit its time limit?"""
+    return bool(getattr(_STATE, "timed_out", False))
+
+
+def _depth(s: str) -> int:
+    depth = best = 0
+    for c in s:
+        if c in "([{":
+            depth += 1
+            best = max(best, depth)
+        elif c in ")]}":
+            depth -= 1
+    return best
+
+
 def _unsafe(s: str) -> bool:
-    return bool(_TOWER.search(s)) or s.count("{") > 200
+    """Power towers, huge exponents, deep nesting: never handed to SymPy."""
+    return bool(_TOWER.search(s)) or s.count("{") > 200 or _depth(s) > _MAX_DEPTH
 
 
 def _sympy_ready(s: str) -> str:
@@ -127,7 +149,7 @@ def _sympy_ready(s: str) -> str:
     return f"\\frac{{{v.numerator}}}{{{v.denominator}}}" if v.denominator != 1 else str(v.numerator)
 
 
-def _scalar_pairs(pairs: list[tuple[str, str]], timeout_s: float) -> list[bool]:
+def _scalar_pairs(pairs: list[tuple[str, str]], deadline: float) -> list[bool]:
     """Decide many (pred, gold) scalar pairs; symbolic ones in one worker round trip."""
     results: list[bool | None] = []
     todo: list[int] = []
@@ -154,20 +176,26 @@ def _scalar_pairs(pairs: list[tuple[str, str]], timeout_s: float) -> list[bool]:
     if todo:
         req = [[_sympy_ready(pairs[i][0]), _sympy_ready(pairs[i][1])] for i in todo]
         try:
-            got = pool().call("scalars_equal", [req], timeout_s)
-        except (TimeoutError, RuntimeError):
+            left = deadline - time.monotonic() - _MARGIN_S
+            if left <= 0:
+                raise TimeoutError
+            got = pool().call("scalars_equal", [req], left)
+        except TimeoutError:
+            _STATE.timed_out = True
+            got = [False] * len(todo)
+        except RuntimeError:
             got = [False] * len(todo)
         for i, r in zip(todo, got, strict=True):
             results[i] = bool(r)
     return [bool(r) for r in results]
 
 
-def _match_unordered(ps: list[str], gs: list[str], timeout_s: float) -> bool:
+def _match_unordered(ps: list[str], gs: list[str], deadline: float) -> bool:
     if len(ps) != len(gs):
         return False
     if len(gs) > 12:
         return sorted(x.replace(" ", "") for x in ps) == sorted(x.replace(" ", "") for x in gs)
-    grid = _scalar_pairs([(p, g) for p in ps for g in gs], timeout_s)
+    grid = _scalar_pairs([(p, g) for p in ps for g in gs], deadline)
     used: set[int] = set()
     for i in range(len(ps)):
         j = next((j for j in range(len(gs)) if j not in used and grid[i * len(gs) + j]), None)
@@ -177,7 +205,7 @@ def _match_unordered(ps: list[str], gs: list[str], timeout_s: float) -> bool:
     return True
 
 
-def _match_pieces(ps: list[str], gs: list[str], timeout_s: float) -> bool:
+def _match_pieces(ps: list[str], gs: list[str], deadline: float) -> bool:
     """Unordered match of union pieces (intervals / sets), endpoints compared as scalars in one batch."""
     if len(ps) != len(gs) or len(gs) > 12:
         return False
@@ -190,7 +218,7 @@ def _match_pieces(ps: list[str], gs: list[str], timeout_s: float) -> bool:
             if pk == gk and len(pi) == len(gi):
                 spans[i, j] = (len(batch), len(batch) + len(pi))
                 batch.extend(zip(pi, gi, strict=True))
-    got = _scalar_pairs(batch, timeout_s) if batch else []
+    got = _scalar_pairs(batch, deadline) if batch else []
     used: set[int] = set()
     for i in range(len(ps)):
         j = next((j for j in range(len(gs)) if j not in used and (i, j) in spans and all(got[slice(*spans[i, j])])), None)
@@ -229,6 +257,8 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0) -> bool:
     >>> equivalent("(2, 1)", "(1, 2)")
     False
     """
+    deadline = time.monotonic() + timeout_s
+    _STATE.timed_out = False
     if len(pred) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
         return False
     p, g = clean(pred), clean(gold)
@@ -243,18 +273,25 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0) -> bool:
         return bool(pm) and (pm.group(1) or pm.group(2) or "").upper() == m.group(1)
     if _WORDS.fullmatch(g) or g.lower() in ("yes", "no"):
         return re.sub(r"[^a-z0-9]", "", p.lower()) == re.sub(r"[^a-z0-9]", "", g.lower())
+    named = len(_split_top(p)) > 1 and all(_ASSIGN.match(x) for x in _split_top(p))
+    if "=" not in g and "\\in" not in g:
+        p = _strip_assign(p)
+    elif "=" not in p and "\\in" not in p:
+        g = _strip_assign(g)
     gk, gi = _structure(g, thousands=True)
     pk, pi = _structure(p, thousands=gk == "scalar")
     if gk == "scalar" and pk == "list" and len(pi) == 1:
         pk = "scalar"
+    if gk == "bracket:()" and pk == "list" and named:
+        pk = gk  # "x = 2, y = 3" for the ordered pair (2, 3)
     if {gk, pk} <= {"list", "set"}:
-        return _match_unordered(pi, gi, timeout_s)
+        return _match_unordered(pi, gi, deadline)
     if gk != pk or len(pi) != len(gi):
         return False
     if gk == "union":
-        return _match_pieces(pi, gi, timeout_s)
+        return _match_pieces(pi, gi, deadline)
     if gk == "scalar":
-        return _scalar_pairs([(pi[0], gi[0])], timeout_s)[0]
+        return _scalar_pairs([(pi[0], gi[0])], deadline)[0]
     if gk == "matrix" and pi[0] != gi[0]:
         return False
-    return all(_scalar_pairs(list(zip(pi, gi, strict=True)), timeout_s))
+    return all(_scalar_pairs(list(zip(pi, gi, strict=True)), deadline))

@@ -23,6 +23,7 @@ from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
 
 _BOX_CMD = re.compile(r"\\(?:boxed|fbox)\s*")
 _ANSWER_OPEN, _ANSWER_CLOSE = "<answer>", "</answer>"
+MAX_BOXES = 32  # more boxes than this is answer spraying, not a solution
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _ANSWER_LINE = re.compile(
     r"^[ \t>#*_]*(?:final[ \t]+answer|answer|答案|最终答案)[ \t*_]*[:：][ \t*_]*(.*?)[ \t*_]*$",
@@ -170,12 +171,13 @@ def _answer_lines(final: str) -> list[str]:
         val = m.group(1)
         mm = _MINERVA.match(val)
         out.append(mm.group(1) if mm else val)
-    if not out:
-        lines = [ln for ln in final.strip().splitlines() if ln.strip()]
-        if lines:
-            mm = re.search(_MINERVA.pattern, lines[-1], re.IGNORECASE)
+    if not out:  # "So the answer is 72." on one of the last three lines
+        lines = [ln for ln in final[-2000:].strip().splitlines() if ln.strip()][-3:]
+        for ln in reversed(lines):
+            mm = re.search(_MINERVA.pattern, ln, re.IGNORECASE)
             if mm:
                 out.append(mm.group(1))
+                break
     return out
 
 
@@ -201,6 +203,8 @@ def extract_final(text: str, allow_box: bool = True, allow_line: bool = True, al
     boxes, nested = find_boxes(final) if allow_box else ([], False)
     if nested:
         return Extraction(None, "box", "box nested in a box")
+    if len(boxes) > MAX_BOXES:
+        return Extraction(None, "box", "too many boxed answers")
     if not ok:
         return Extraction(None, "tag", "malformed <answer> tags")
     if tags:

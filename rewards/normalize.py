@@ -132,7 +132,7 @@ def clean(s: str) -> str:
     >>> clean("1\\,600 元")
     '1600'
     """
-    s = _unwrap_math(s)
+    s = _unwrap_math(s.replace("\u2212", "-").replace("\uff0c", ","))
     s = s.rstrip(" .。;,")
     s = _unwrap_math(s)
     s = _PREFIX.sub("", s)

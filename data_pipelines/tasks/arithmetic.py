@@ -99,3 +99,12 @@ def generate(
             )
         )
     return rows
+
+
+def sft_response(extra_info: dict[str, Any]) -> str:
+    """The SFT target for one row (the local engine's cold start looks this function up by task name).
+
+    >>> sft_response({"a": 874, "b": 404})
+    '<think>4+4+0=08,7+0+0=07,8+4+0=12</think><answer>1278</answer>'
+    """
+    return render_trace(int(extra_info["a"]), int(extra_info["b"]))

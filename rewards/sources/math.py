@@ -1,7 +1,7 @@
 r"""Math word problems with a closed-form final answer: ``math`` (MATH, DAPO-Math-17k, AIME) and ``gsm8k``.
 
 What it does: extracts exactly one final answer (``rewards.extract``: ``<answer>`` tag, last
-``\boxed{}`` with every box agreeing, or a final ``Answer:`` line; ``#### X`` too for gsm8k) and
+``\boxed{}`` with every box agreeing, a final ``Answer:`` line, or GSM8K's ``#### X`` line) and
 compares it with the gold (``rewards.equiv``). Gold may be stored as MATH does (a whole solution
 with ``\boxed{}``), as GSM8K does (``... #### 72``) or as a bare answer (DAPO-Math-17k, AIME).
 
@@ -10,9 +10,10 @@ What it does not do: partial credit, or read answers from the reasoning of a ``<
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from rewards.equiv import equivalent
+from rewards.equiv import equivalent, timed_out
 from rewards.extract import extract_final, find_boxes
 from rewards.normalize import clean
 from rewards.registry import PREFIXES, register, result
@@ -37,11 +38,15 @@ def gold_answer(ground_truth: Any) -> str:
 
 
 def _verify(solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k: bool) -> dict[str, Any]:
+    t0 = time.monotonic()
     ex = extract_final(solution_str, allow_gsm8k=allow_gsm8k)
     if ex.pred is None:
         return result(False, None, ex.reason)
     gold = gold_answer(ground_truth)
-    return result(equivalent(ex.pred, gold, timeout_s), clean(ex.pred))
+    if not gold:
+        return result(False, clean(ex.pred), "empty gold answer")
+    acc = equivalent(ex.pred, gold, max(1e-3, timeout_s - (time.monotonic() - t0)))
+    return result(acc, clean(ex.pred), "timeout" if timed_out() else "wrong answer")
 
 
 @register(
@@ -62,7 +67,7 @@ def verify_math(solution_str: str, ground_truth: Any, extra_info: dict[str, Any]
     >>> verify_math(r"\boxed{3} or \boxed{4}", "3", {}, 1.0)["reason"]
     'several different final answers'
     """
-    return _verify(solution_str, ground_truth, timeout_s, allow_gsm8k=False)
+    return _verify(solution_str, ground_truth, timeout_s, allow_gsm8k=True)
 
 
 @register("gsm8k", "openai/gsm8k")

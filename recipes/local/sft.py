@@ -1,0 +1,135 @@
+"""Cold start (R1's stage 1 in miniature): build the tiny model, SFT it on programmatic traces.
+
+:func:`ensure_model` returns a model directory for ``actor_rollout_ref.model.path``. If the
+directory holds a checkpoint whose ``rlvr_meta.json`` matches the requested build (model spec,
+seed, SFT settings, task), it is reused (the cache). Otherwise a fresh tiny Qwen2 + character
+tokenizer is built from ``local.model`` and trained with a **constant** learning rate (AdamW,
+warmup, grad clip 1), evaluating the sampled (T=1) pass rate every ``local.sft.eval_every`` steps
+and **stopping at the first evaluation whose pass rate reaches** ``local.sft.min_pass`` — the
+"learnable band" start that the feasibility runs found RL needs (an annealed, over-trained start
+gave RL no consistent gradient). Reproducible from ``local.sft.seed``. A path that exists without
+our meta file is taken as a user's own checkpoint and used as is.
+Not covered: SFT for tasks whose module has no ``sft_response(extra_info) -> str``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib
+import json
+import random
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from recipes.local import model as tiny
+from recipes.local.data import load_prompts
+from recipes.local.sampler import generate, left_pad, response_logprobs
+
+
+def _meta(cfg: DictConfig) -> dict[str, Any]:
+    return {
+        "builder": "recipes.local.sft",
+        "model": OmegaConf.to_container(cfg.local.model, resolve=True),
+        "sft": OmegaConf.to_container(cfg.local.sft, resolve=True),
+        "task": OmegaConf.to_container(cfg.local.task, resolve=True),
+    }
+
+
+def _pass_rate(model: torch.nn.Module, tok: Any, prompts: list, reward_fn: Any, max_new: int, g: torch.Generator) -> float:
+    model.eval()
+    hits = 0
+    for i in range(0, len(prompts), 64):
+        chunk = prompts[i : i + 64]
+        ro = generate(model, [p.ids for p in chunk], 1, max_new, tok.eos_token_id, tok.pad_token_id, generator=g)
+        lens = ro.response_lengths.tolist()
+        texts = tok.batch_decode([ro.responses[j, : lens[j]].tolist() for j in range(len(chunk))], skip_special_tokens=True)
+        for p, t in zip(chunk, texts, strict=True):
+            r = reward_fn(data_source=p.data_source, solution_str=t, ground_truth=p.ground_truth, extra_info=p.extra_info)
+            hits += float(r.get("acc", r["score"]) if isinstance(r, dict) else r) > 0
+    model.train()
+    return hits / len(prompts)
+
+
+def ensure_model(cfg: DictConfig, reward_fn: Any, log: Any = print) -> Path:
+    """The SFT'd model directory at ``actor_rollout_ref.model.path`` (built on first use, file-locked)."""
+    path = Path(str(cfg.actor_rollout_ref.model.path)).expanduser()
+    meta = _meta(cfg)
+    meta_file = path / "rlvr_meta.json"
+    if path.is_dir() and not meta_file.is_file() and (path / "config.json").is_file():
+        return path  # a user's own checkpoint
+    if meta_file.is_file() and json.loads(meta_file.read_text()).get("build") == meta:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if meta_file.is_file() and json.loads(meta_file.read_text()).get("build") == meta:
+            return path
+        if meta_file.is_file():
+            log(f"[local] {path}: cached model was built with other settings; rebuilding")
+        tmp = path.with_name(path.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        info = _train(cfg, reward_fn, tmp, log)
+        tiny_meta = {"build": meta, **info}
+        (tmp / "rlvr_meta.json").write_text(json.dumps(tiny_meta, indent=2, default=str) + "\n")
+        shutil.rmtree(path, ignore_errors=True)
+        tmp.rename(path)
+    return path
+
+
+def _train(cfg: DictConfig, reward_fn: Any, out: Path, log: Any) -> dict[str, Any]:
+    s = cfg.local.sft
+    task_mod = importlib.import_module(f"data_pipelines.tasks.{cfg.local.task.name}")
+    render = getattr(task_mod, "sft_response", None)
+    if render is None:
+        raise ValueError(f"[local.task] name={cfg.local.task.name!r} has no sft_response() for the cold start "
+                         "(fix: point actor_rollout_ref.model.path at an existing checkpoint)")
+    spec = tiny.TinySpec.from_dict(OmegaConf.to_container(cfg.local.model, resolve=True))
+    tok = tiny.build_tokenizer()
+    torch.manual_seed(int(s.seed))
+    model = tiny.build_model(spec, tok, int(s.seed))
+    model.train()
+    rows = load_prompts(cfg.data.train_files, tok, int(cfg.data.max_prompt_length))
+    eval_rows, train_rows = rows[-int(s.eval_n):], rows[: -int(s.eval_n)]
+    targets = [tok(render(p.extra_info) + tok.eos_token, add_special_tokens=False)["input_ids"] for p in train_rows]
+    opt = torch.optim.AdamW(model.parameters(), lr=float(s.lr), betas=tuple(s.betas), weight_decay=0.0)
+    warm = int(s.warmup_steps)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / max(1, warm)))
+    rng = random.Random(int(s.seed))
+    g = torch.Generator().manual_seed(int(s.seed))
+    max_new = int(cfg.data.max_response_length)
+    t0, step, rate, history = time.time(), 0, 0.0, []
+    while step < int(s.max_steps):
+        idx = [rng.randrange(len(train_rows)) for _ in range(int(s.batch_size))]
+        p_ids, p_mask = left_pad([train_rows[i].ids for i in idx], tok.pad_token_id)
+        r_len = max(len(targets[i]) for i in idx)
+        r_ids = torch.full((len(idx), r_len), tok.pad_token_id, dtype=torch.long)
+        r_mask = torch.zeros((len(idx), r_len), dtype=torch.long)
+        for j, i in enumerate(idx):
+            r_ids[j, : len(targets[i])] = torch.tensor(targets[i])
+            r_mask[j, : len(targets[i])] = 1
+        logp, _ = response_logprobs(model, p_ids, p_mask, r_ids, r_mask)
+        loss = -(logp * r_mask).sum() / r_mask.sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        step += 1
+        if step % int(s.eval_every) == 0:
+            rate = _pass_rate(model, tok, eval_rows, reward_fn, max_new, g)
+            history.append((step, round(loss.item(), 4), rate))
+            log(f"[local] cold-start SFT step {step}: loss {loss.item():.3f}, sampled pass {rate:.2f} "
+                f"(stop at >= {float(s.min_pass):.2f}), {time.time() - t0:.0f}s")
+            if rate >= float(s.min_pass):
+                break
+    else:
+        log(f"[local] cold-start SFT reached local.sft.max_steps={s.max_steps} with pass {rate:.2f} < "
+            f"local.sft.min_pass={s.min_pass}; using the last checkpoint")
+    tiny.save(model.eval(), tok, out)
+    return {"sft_steps": step, "sft_pass": rate, "sft_seconds": round(time.time() - t0, 1), "history": history,
+            "num_params": tiny.num_params(model)}

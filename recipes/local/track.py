@@ -1,0 +1,94 @@
+"""Run-directory outputs of the local engine: veRL's ``Tracking``, sample dumps, progress bar.
+
+- :func:`make_tracker`: veRL's own ``verl.utils.tracking.Tracking`` with the backends of
+  ``trainer.logger`` (console, file, wandb). The ``file`` backend writes ``{"step", "data"}``
+  lines to ``run_dir/metrics.jsonl`` (``VERL_FILE_LOGGER_PATH``); since veRL opens that file with
+  "wb", lines of steps up to the resume point are re-written after it opens. W&B runs offline
+  unless ``WANDB_API_KEY`` is set.
+- :func:`dump_generations`: veRL's ``RayPPOTrainer._write_generations`` (same JSONL format:
+  input, output, gts, score, step + reward extra keys) to ``rollouts/`` or ``validation/``.
+Not covered: tensorboard/mlflow backends (veRL supports them; pass them at your own risk).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+
+def _old_lines(path: Path, upto_step: int) -> list[bytes]:
+    if not path.is_file() or upto_step <= 0:
+        return []
+    keep = []
+    for line in path.read_bytes().splitlines():
+        try:
+            if int(json.loads(line)["step"]) <= upto_step:
+                keep.append(line)
+        except (ValueError, KeyError, TypeError):
+            continue
+    return keep
+
+
+def make_tracker(cfg: DictConfig, run_dir: Path, resume_step: int) -> Any:
+    """veRL ``Tracking`` for ``trainer.logger``; keeps metrics.jsonl lines up to ``resume_step``."""
+    backends = [str(b) for b in (OmegaConf.select(cfg, "trainer.logger") or ["console"])]
+    path = run_dir / "metrics.jsonl"
+    keep = _old_lines(path, resume_step)
+    os.environ["VERL_FILE_LOGGER_PATH"] = str(path)
+    if "wandb" in backends:
+        os.environ.setdefault("WANDB_DIR", str(run_dir))
+        if not os.environ.get("WANDB_API_KEY"):
+            os.environ["WANDB_MODE"] = "offline"
+    from verl.utils.tracking import Tracking
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        tracker = Tracking(
+            project_name=str(OmegaConf.select(cfg, "trainer.project_name", default="rlvr")),
+            experiment_name=f"{OmegaConf.select(cfg, 'rlvr.recipe')}-{run_dir.name}",
+            default_backend=backends,
+            config=OmegaConf.to_container(cfg, resolve=True) if "wandb" in backends else None,
+        )
+    if "file" in tracker.logger and keep:
+        tracker.logger["file"].fp.write(b"\n".join(keep) + b"\n")
+    return tracker
+
+
+def dump_generations(kind_dir: Path, step: int, inputs: list[str], outputs: list[str], gts: list[str],
+                     scores: list[float], extra: dict[str, list[Any]]) -> None:
+    """Write ``kind_dir/{step}.jsonl`` with veRL's ``_write_generations`` (its print silenced)."""
+    from verl.trainer.ppo.ray_trainer import RayPPOTrainer
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        RayPPOTrainer._write_generations(inputs, outputs, gts, scores, extra, str(kind_dir), step)
+
+
+class Progress:
+    """A one-line progress bar on stderr: step, reward (10-step mean), ETA."""
+
+    def __init__(self, total: int, start: int, enabled: bool = True) -> None:
+        self.total, self.start, self.enabled = total, start, enabled and sys.stderr.isatty()
+        self.t0, self.recent = time.time(), []
+
+    def update(self, step: int, reward: float) -> None:
+        self.recent = (self.recent + [reward])[-10:]
+        if not self.enabled:
+            return
+        done = step - self.start
+        rate = (time.time() - self.t0) / max(done, 1)
+        eta = rate * (self.total - step)
+        bar = "#" * int(30 * step / self.total)
+        sys.stderr.write(f"\r[{bar:<30}] step {step}/{self.total} reward {sum(self.recent) / len(self.recent):.3f} "
+                         f"{rate:.2f}s/step ETA {eta:4.0f}s ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")

@@ -1,0 +1,286 @@
+"""The local engine's RL loop: sample, score, filter, advantage, several clipped updates, log, save.
+
+One step (``trainer.total_training_steps`` of them): draw ``data.gen_batch_size`` prompts
+(default ``data.train_batch_size``), sample ``rollout.n`` responses each with the KV-cache
+sampler (old log-probs captured at sampling time), score them, and with
+``algorithm.filter_groups.enable`` keep only groups whose metric varies, generating more batches
+until ``data.train_batch_size`` groups are kept (error after ``max_num_gen_batches``). Then
+reference log-probs (if a KL term is on), veRL's advantage, and ``ppo_epochs`` passes over
+mini-batches of ``ppo_mini_batch_size`` prompts, one AdamW step each (grad clip
+``actor.grad_clip``), with veRL's lr schedule stepping once per training step. The reference is
+reset to the policy every ``rlvr.ref_reset_steps``. Held-out evaluation every ``trainer.test_freq``
+steps and at both ends; checkpoints every ``trainer.save_freq`` steps and at the end.
+Not covered: critics (GAE), multi-process data parallelism.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from recipes.local import algo
+from recipes.local.data import Prompt, PromptStream
+from recipes.local.sampler import Rollout, generate, response_logprobs
+
+
+def cat_rollouts(parts: list[Rollout], pad_id: int) -> Rollout:
+    """Concatenate rollouts, left-padding prompts and right-padding responses to common widths."""
+    P = max(r.prompts.shape[1] for r in parts)
+    R = max(r.responses.shape[1] for r in parts)
+
+    def lp(x: torch.Tensor, w: int, v: int) -> torch.Tensor:
+        return torch.nn.functional.pad(x, (w - x.shape[1], 0), value=v)
+
+    def rp(x: torch.Tensor, w: int, v: float) -> torch.Tensor:
+        return torch.nn.functional.pad(x, (0, w - x.shape[1]), value=v)
+
+    return Rollout(
+        prompts=torch.cat([lp(r.prompts, P, pad_id) for r in parts]),
+        prompt_mask=torch.cat([lp(r.prompt_mask, P, 0) for r in parts]),
+        responses=torch.cat([rp(r.responses, R, pad_id) for r in parts]),
+        response_mask=torch.cat([rp(r.response_mask, R, 0) for r in parts]),
+        old_log_probs=torch.cat([rp(r.old_log_probs, R, 0.0) for r in parts]),
+    )
+
+
+def select(r: Rollout, idx: list[int]) -> Rollout:
+    t = torch.tensor(idx, dtype=torch.long)
+    return Rollout(r.prompts[t], r.prompt_mask[t], r.responses[t], r.response_mask[t], r.old_log_probs[t])
+
+
+class Engine:
+    """Holds the policy, reference, optimizer, data stream and counters of one run."""
+
+    def __init__(self, cfg: DictConfig, model: torch.nn.Module, tok: Any, reward_fn: Any,
+                 train: list[Prompt], val: list[Prompt]) -> None:
+        self.cfg, self.model, self.tok, self.reward_fn, self.val = cfg, model, tok, reward_fn, val
+        a = cfg.actor_rollout_ref.actor
+        self.n = int(cfg.actor_rollout_ref.rollout.n)
+        self.bs = int(cfg.data.train_batch_size)
+        self.gen_bs = int(OmegaConf.select(cfg, "data.gen_batch_size") or self.bs)
+        self.seed = int(cfg.rlvr.seed)
+        self.stream = PromptStream(train, self.seed, shuffle=bool(OmegaConf.select(cfg, "data.shuffle", default=True)))
+        self.actor_cfg = algo.actor_config(cfg)
+        self.need_ref = bool(a.use_kl_loss) or bool(cfg.algorithm.use_kl_in_reward)
+        self.ref = copy.deepcopy(model).eval().requires_grad_(False) if self.need_ref else None
+        o = a.optim
+        self.opt = torch.optim.AdamW(model.parameters(), lr=float(o.lr), betas=tuple(o.betas),
+                                     weight_decay=float(o.weight_decay), eps=float(o.get("eps", 1e-8)))
+        total = self.total_steps()
+        from verl.utils.torch_functional import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
+
+        warm = int(o.lr_warmup_steps)
+        if warm <= 0:
+            warm = int(float(o.lr_warmup_steps_ratio) * total)
+        if str(o.lr_scheduler_type) == "cosine":
+            self.sched = get_cosine_schedule_with_warmup(self.opt, warm, total, min_lr_ratio=o.min_lr_ratio,
+                                                         num_cycles=o.num_cycles)
+        else:
+            self.sched = get_constant_schedule_with_warmup(self.opt, warm)
+        self.kl_ctrl = None
+        if cfg.algorithm.use_kl_in_reward:
+            from verl.trainer.ppo.core_algos import get_kl_controller
+
+            self.kl_ctrl = get_kl_controller(cfg.algorithm.kl_ctrl)
+        self.gen = torch.Generator().manual_seed(self.seed)
+        self.step = 0
+        self.model.train()
+
+    def total_steps(self) -> int:
+        t = OmegaConf.select(self.cfg, "trainer.total_training_steps")
+        if t is not None:
+            return int(t)
+        return int(self.cfg.trainer.total_epochs) * (len(self.stream.prompts) // self.bs)
+
+    # ------------------------------------------------------------------ sampling
+    def _sample(self, prompts: list[Prompt], n: int, sampling: Any) -> Rollout:
+        self.model.eval()
+        ro = generate(self.model, [p.ids for p in prompts], n, int(self.cfg.data.max_response_length),
+                      self.tok.eos_token_id, self.tok.pad_token_id, temperature=float(sampling.temperature),
+                      top_p=float(sampling.top_p), top_k=int(sampling.top_k), do_sample=bool(sampling.do_sample),
+                      generator=self.gen)
+        self.model.train()
+        return ro
+
+    def collect(self) -> tuple[list[Prompt], Rollout, torch.Tensor, dict[str, list[Any]], list[str], dict[str, float]]:
+        """Generate until ``train_batch_size`` groups are kept (dynamic sampling) or once (no filter)."""
+        fg = self.cfg.algorithm.filter_groups
+        filt = bool(fg is not None and fg.enable)
+        kept_p, kept_r, kept_s, kept_t = [], [], [], []
+        kept_x: dict[str, list[Any]] = {}
+        all_scores, zero_var, groups_seen, n_gen = [], 0, 0, 0
+        while True:
+            n_gen += 1
+            prompts = self.stream.take(self.gen_bs)
+            ro = self._sample(prompts, self.n, self.cfg.actor_rollout_ref.rollout)
+            scores, extra, texts = algo.score_rollout(self.cfg, self.reward_fn, self.tok, prompts, ro, self.n)
+            all_scores.append(scores.sum(-1))
+            vals = algo.group_metric(str(fg.metric) if filt else "seq_reward", scores, extra)
+            keep, zv = algo.keep_groups(vals, self.n)
+            zero_var += zv
+            groups_seen += len(prompts)
+            if not filt:
+                keep = list(range(len(prompts)))
+            rows = [g * self.n + j for g in keep for j in range(self.n)]
+            kept_p += [prompts[g] for g in keep]
+            kept_r.append(select(ro, rows))
+            kept_s.append(scores[rows])
+            kept_t += [texts[i] for i in rows]
+            for k, v in extra.items():
+                kept_x.setdefault(k, []).extend(v[i] for i in rows)
+            if len(kept_p) >= self.bs:
+                break
+            mx = int(fg.max_num_gen_batches)
+            if mx > 0 and n_gen >= mx:
+                raise ValueError(
+                    f"[algorithm.filter_groups] {n_gen=} >= max_num_gen_batches={mx}: only {len(kept_p)} of "
+                    f"{self.bs} groups had non-zero {fg.metric} variance. The data are too easy or too hard for "
+                    "the model (fix: raise algorithm.filter_groups.max_num_gen_batches, 0 = unlimited, or change the data)"
+                )
+        rows = list(range(self.bs * self.n))
+        R = max(r.responses.shape[1] for r in kept_r)
+        scores = torch.cat([torch.nn.functional.pad(s, (0, R - s.shape[1])) for s in kept_s])[rows]
+        rollout = select(cat_rollouts(kept_r, self.tok.pad_token_id), rows)
+        unf = torch.cat(all_scores)
+        info = {"train/num_gen_batches": float(n_gen), "rlvr/unfiltered_score/mean": float(unf.mean()),
+                "rlvr/zero_variance_group_frac": zero_var / max(groups_seen, 1)}
+        return kept_p[: self.bs], rollout, scores, {k: v[: len(rows)] for k, v in kept_x.items()}, kept_t[: len(rows)], info
+
+    # ------------------------------------------------------------------ training
+    def train_step(self) -> tuple[dict[str, float], dict[str, Any]]:
+        """One RL step; returns metrics and the dump of its samples."""
+        self.step += 1
+        t0 = time.time()
+        prompts, ro, scores, extra, texts, metrics = self.collect()
+        t_gen = time.time()
+        temp = float(self.cfg.actor_rollout_ref.rollout.temperature)
+        ref_lp = None
+        if self.need_ref:
+            with torch.no_grad():
+                ref_lp, _ = response_logprobs(self.ref, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temp)
+        uids = [f"{self.step}-{i // self.n}" for i in range(len(texts))]
+        batch = algo.make_batch(ro, scores, uids, ref_lp)
+        batch, kl_m = algo.compute_advantages(self.cfg, batch, self.kl_ctrl)
+        metrics.update(kl_m)
+        adv = batch.batch["advantages"]
+        a = self.cfg.actor_rollout_ref.actor
+        mb = int(a.ppo_mini_batch_size) * self.n
+        upd: dict[str, list[float]] = {}
+        want_ent_grad = float(a.entropy_coeff) != 0
+        for _ in range(int(a.ppo_epochs)):
+            for s in range(0, len(texts), mb):
+                sl = slice(s, s + mb)
+                R = int(ro.response_mask[sl].sum(-1).max())  # no padding waste beyond the longest response
+                m = ro.response_mask[sl, :R]
+                lp, ent = response_logprobs(self.model, ro.prompts[sl], ro.prompt_mask[sl], ro.responses[sl, :R], m,
+                                            temp, with_entropy=True)
+                if not want_ent_grad:
+                    ent = ent.detach()
+                loss, lm = algo.policy_loss(self.actor_cfg, lp, ro.old_log_probs[sl, :R], adv[sl, :R], m,
+                                            entropy=ent if want_ent_grad else None,
+                                            ref_log_prob=None if ref_lp is None else ref_lp[sl, :R])
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(a.grad_clip))
+                if torch.isfinite(gn):
+                    self.opt.step()
+                lm["actor/grad_norm"] = float(gn)
+                lm["actor/entropy"] = float((ent.detach() * m).sum() / m.sum().clamp(min=1))
+                for k, v in lm.items():
+                    upd.setdefault(k, []).append(v)
+        metrics["actor/lr"] = float(self.sched.get_last_lr()[0])
+        self.sched.step()
+        reset = OmegaConf.select(self.cfg, "rlvr.ref_reset_steps")
+        if self.ref is not None and reset and self.step % int(reset) == 0:
+            self.ref.load_state_dict(self.model.state_dict())
+            metrics["rlvr/ref_reset"] = 1.0
+        from verl.trainer.ppo.metric_utils import compute_data_metrics
+
+        metrics.update({k: float(np.mean(v)) for k, v in upd.items()})
+        metrics.update(compute_data_metrics(batch, use_critic=False))
+        metrics.update({"timing_s/gen": t_gen - t0, "timing_s/update_actor": time.time() - t_gen,
+                        "timing_s/step": time.time() - t0, "training/global_step": float(self.step),
+                        "training/epoch": float(self.stream.epoch)})
+        dump = {"inputs": [prompts[i // self.n].text for i in range(len(texts))], "outputs": texts,
+                "gts": [prompts[i // self.n].ground_truth for i in range(len(texts))],
+                "scores": scores.sum(-1).tolist(),
+                "extra": {**extra, "uid": uids, "response_length": ro.response_lengths.tolist()}}
+        return metrics, dump
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self) -> tuple[dict[str, float], dict[str, Any]]:
+        """Held-out accuracy with ``rollout.val_kwargs``; veRL's ``process_validation_metrics`` names."""
+        from verl.trainer.ppo.metric_utils import process_validation_metrics
+
+        vk = self.cfg.actor_rollout_ref.rollout.val_kwargs
+        n = int(vk.n)
+        g_state = self.gen.get_state()
+        self.gen.manual_seed(self.seed + 10_007)  # the same eval draws regardless of training history
+        texts, scores_all, extra_all = [], [], {}
+        for i in range(0, len(self.val), 128):
+            chunk = self.val[i : i + 128]
+            ro = self._sample(chunk, n, vk)
+            sc, ex, tx = algo.score_rollout(self.cfg, self.reward_fn, self.tok, chunk, ro, n)
+            texts += tx
+            scores_all += sc.sum(-1).tolist()
+            for k, v in ex.items():
+                extra_all.setdefault(k, []).extend(v)
+        self.gen.set_state(g_state)
+        reps = [p for p in self.val for _ in range(n)]
+        infos = {"reward": scores_all, **{k: [float(x) if isinstance(x, (bool, int, float)) else 0.0 for x in v]
+                                          for k, v in extra_all.items() if k in ("acc", "format", "score")}}
+        uids = [f"val-{i // n}" for i in range(len(reps))]
+        res = process_validation_metrics(np.asarray([p.data_source for p in reps], dtype=object), uids, infos)
+        metrics: dict[str, float] = {}
+        for src, var2 in res.items():
+            core = "acc" if "acc" in var2 else "reward"
+            for var, m2 in var2.items():
+                for name, val in m2.items():
+                    sec = "val-core" if var == core and name.startswith(("mean", "maj", "best")) and f"@{n}" in name \
+                        else "val-aux"
+                    metrics[f"{sec}/{src}/{var}/{name}"] = float(val)
+        acc = float(np.mean(infos.get("acc", infos["reward"])))
+        metrics["rlvr/val_acc"] = acc
+        dump = {"inputs": [p.text for p in reps], "outputs": texts, "gts": [p.ground_truth for p in reps],
+                "scores": scores_all, "extra": extra_all}
+        return metrics, dump
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self, ckpt_dir: Path) -> None:
+        d = ckpt_dir / f"global_step_{self.step}"
+        d.mkdir(parents=True, exist_ok=True)
+        state = {"model": self.model.state_dict(), "opt": self.opt.state_dict(), "sched": self.sched.state_dict(),
+                 "ref": None if self.ref is None else self.ref.state_dict(), "step": self.step,
+                 "stream_position": self.stream.position, "gen": self.gen.get_state(),
+                 "kl_coef": None if self.kl_ctrl is None else self.kl_ctrl.value,
+                 "torch_rng": torch.get_rng_state(), "py_rng": random.getstate()}
+        tmp = d / "state.pt.tmp"
+        torch.save(state, tmp)
+        tmp.replace(d / "state.pt")
+        (ckpt_dir / "latest_checkpointed_iteration.txt").write_text(str(self.step))
+
+    def load(self, ckpt_dir: Path) -> bool:
+        f = ckpt_dir / "latest_checkpointed_iteration.txt"
+        if not f.is_file():
+            return False
+        state = torch.load(ckpt_dir / f"global_step_{int(f.read_text())}" / "state.pt", weights_only=False)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.sched.load_state_dict(state["sched"])
+        if self.ref is not None and state["ref"] is not None:
+            self.ref.load_state_dict(state["ref"])
+        if self.kl_ctrl is not None and state["kl_coef"] is not None:
+            self.kl_ctrl.value = state["kl_coef"]
+        self.step = int(state["step"])
+        self.stream.position = int(state["stream_position"])
+        self.gen.set_state(state["gen"])
+        torch.set_rng_state(state["torch_rng"])
+        random.setstate(state["py_rng"])
+        return True

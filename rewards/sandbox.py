@@ -1,0 +1,180 @@
+"""Code sandbox: run candidate code against hidden tests in an isolated, limited process.
+
+What it does: ``run_tests(code, tests)`` writes the candidate to ``solution.py`` in a fresh
+temporary directory and runs ``rewards/_sandbox_child.py`` there with ``python -I -S`` inside
+``unshare --user --net --pid --fork`` (no network, its own PID namespace: the parent and every
+other process are unaddressable), in a new session/process group, with a minimal environment.
+The child lowers its own limits (CPU seconds, address space, file size, 32 descriptors, no new
+processes) and installs an audit hook (no fork/exec/kill/sockets/ctypes; writes only inside
+its directory; reads only there and in the standard library -- so no hidden test, dataset or
+``/proc/<pid>/mem`` can be read). Only the test *inputs* enter the sandbox; outputs come back as
+JSON lines on a dedicated pipe and are compared here with the expected outputs, which never
+leave this process -- so exiting early, printing "OK", patching ``unittest`` or writing to the
+pipe cannot make a wrong program pass. Afterwards the whole process group is SIGKILLed and the
+directory removed, whatever happened.
+
+Test format (APPS/TACO, as veRL's code datasets store it): ``{"inputs": [...], "outputs": [...]}``
+for stdin/stdout programs, plus ``"fn_name"`` for function-call tests (inputs are argument lists).
+
+What it does not do: languages other than Python, third-party imports (the child runs without
+site-packages), or stronger isolation than namespaces + rlimits + audit hook (no seccomp). Without
+``unshare`` (not on this machine) network/PID isolation falls back to the audit hook alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+_CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_sandbox_child.py")
+_MAX_RESULT_BYTES = 8 << 20
+_STARTUP_S = 0.2  # interpreter + namespace start-up, on top of the suite's time limit
+_UNSHARE: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """``passed`` of ``total`` tests; ``status`` is ok | wrong | error | timeout."""
+
+    passed: int
+    total: int
+    status: str
+
+    @property
+    def all_passed(self) -> bool:
+        return self.total > 0 and self.passed == self.total
+
+
+def _unshare_prefix() -> list[str]:
+    global _UNSHARE
+    if _UNSHARE is None:
+        cmd = ["unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"]
+        try:
+            ok = subprocess.run([*cmd, "true"], capture_output=True, timeout=10).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        _UNSHARE = cmd if ok else []
+    return _UNSHARE
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the sandbox's process group and wait (bounded) until no member is left."""
+    end = time.monotonic() + 5.0
+    while time.monotonic() < end:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            break
+        if proc.poll() is None:
+            try:
+                proc.wait(timeout=0.05)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            time.sleep(0.005)
+    proc.wait()
+
+
+def _norm_stdout(s: str) -> str:
+    return "\n".join(line.rstrip() for line in s.strip().splitlines())
+
+
+def _same(got: Any, want: Any, stdio: bool) -> bool:
+    if stdio:
+        return isinstance(got, str) and _norm_stdout(got) == _norm_stdout(str(want))
+    if isinstance(got, dict) and "__error__" in got:
+        return False
+    return got == want or (isinstance(want, list) and len(want) == 1 and got == want[0])
+
+
+def _read_results(fd: int, deadline: float) -> bytes:
+    buf = b""
+    while len(buf) < _MAX_RESULT_BYTES:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        r, _, _ = select.select([fd], [], [], left)
+        if not r:
+            break
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def run_tests(
+    code: str,
+    tests: dict[str, Any],
+    timeout_s: float = 1.0,
+    memory_mb: int = 512,
+    file_size_kb: int = 1024,
+) -> SandboxResult:
+    """Run ``code`` on hidden ``tests`` with a wall-clock limit of ``timeout_s`` for the whole suite.
+
+    >>> run_tests("print(int(input()) * 2)", {"inputs": ["3\\n", "5\\n"], "outputs": ["6\\n", "10\\n"]}).all_passed
+    True
+    >>> run_tests("import sys; sys.exit(0)", {"inputs": ["3\\n"], "outputs": ["6\\n"]}).status
+    'wrong'
+    """
+    inputs, outputs = list(tests.get("inputs", [])), list(tests.get("outputs", []))
+    fn_name = tests.get("fn_name") or ""
+    if not inputs or len(inputs) != len(outputs):
+        return SandboxResult(0, len(outputs), "error")
+    workdir = os.path.realpath(tempfile.mkdtemp(prefix="rewards-sbx-"))
+    r_fd, w_fd = os.pipe()
+    proc = None
+    try:
+        with open(os.path.join(workdir, "solution.py"), "w") as f:
+            f.write(code)
+        limits = f"{math.ceil(timeout_s) + 1},{memory_mb << 20},{file_size_kb << 10}"
+        cmd = [*_unshare_prefix(), sys.executable, "-I", "-S", _CHILD, "call" if fn_name else "stdio", fn_name, str(w_fd), limits]
+        env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+        proc = subprocess.Popen(
+            cmd, cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(w_fd,), start_new_session=True,
+        )
+        os.close(w_fd)
+        w_fd = -1
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(json.dumps(inputs).encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        deadline = time.monotonic() + timeout_s + _STARTUP_S
+        raw = _read_results(r_fd, deadline)
+        timed_out = time.monotonic() >= deadline
+    finally:
+        if proc is not None:
+            _kill_group(proc)
+        for fd in (r_fd, w_fd):
+            if fd >= 0:
+                os.close(fd)
+        for root, dirs, files in os.walk(workdir):
+            for name in dirs + files:
+                try:
+                    os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
+                except OSError:
+                    pass
+        shutil.rmtree(workdir, ignore_errors=True)
+    got: dict[int, Any] = {}
+    for line in raw.splitlines():
+        try:
+            rec = json.loads(line)
+            got.setdefault(int(rec["i"]), rec["out"])  # the first record of a test counts
+        except (ValueError, KeyError, TypeError):
+            continue
+    passed = sum(i in got and _same(got[i], want, not fn_name) for i, want in enumerate(outputs))
+    status = "ok" if passed == len(outputs) else ("timeout" if timed_out else "wrong")
+    return SandboxResult(passed, len(outputs), status)

@@ -1,0 +1,111 @@
+"""The diagnostic checklist finds planted pathologies, passes healthy runs, and never crashes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from analysis import diagnose
+from analysis.checks import CHECKS, GRADERS, answer_region
+from analysis.checks_curves import fastest_rise, hack_flags
+from analysis.cli import defaults_path
+from analysis.runs import Series
+
+
+def cfg_for(run: Path, out: Path, **kw: object) -> OmegaConf:
+    cfg = OmegaConf.load(defaults_path("diagnose"))
+    cfg.run, cfg.out = str(run), str(out)
+    for k, v in kw.items():
+        cfg[k] = v
+    return cfg
+
+
+def by_title(doc) -> dict[str, object]:
+    return {s.title.split(".")[0]: s for s in doc.sections}
+
+
+def test_checklist_order_and_registry() -> None:
+    import analysis.checks_curves  # noqa: F401
+
+    names = sorted(CHECKS.names(), key=lambda n: CHECKS.get(n).order)
+    assert names == ["verifier_audit", "difficulty", "logprob_alignment", "entropy", "length_vs_accuracy",
+                     "base_pass_at_k", "reward_hacking"]
+
+
+def test_sick_run_is_flagged(sick_run: Path, tmp_path: Path) -> None:
+    doc, files = diagnose.run(cfg_for(sick_run, tmp_path))
+    s = by_title(doc)
+    assert s["4"].status == "warn" and "collapsed" in s["4"].verdict
+    assert s["5"].status == "warn" and "length rising, accuracy flat" in s["5"].verdict
+    assert s["1"].status == "warn" and "false negatives" in s["1"].verdict
+    audit = [json.loads(line) for line in (tmp_path / "verifier_audit.jsonl").read_text().splitlines()]
+    assert len(audit) == 50 and all(a["human_label"] is None for a in audit)
+    planted = [a for a in audit if a["output"].startswith("<think>add</think>")]
+    assert planted and all(a["math_verify_correct"] for a in planted)  # every planted FN is caught
+    assert s["3"].status == "not_logged"  # no log-probs in this run
+    md = files["markdown"].read_text()
+    assert "![4. Entropy](entropy.png)" in md and (tmp_path / "entropy.png").stat().st_size > 1000
+    assert "<img src=\"entropy.png\"" in files["html"].read_text()
+
+
+def test_healthy_run_passes(healthy_run: Path, tmp_path: Path) -> None:
+    doc, _ = diagnose.run(cfg_for(healthy_run, tmp_path))
+    s = by_title(doc)
+    assert s["1"].status == "ok" and s["1"].verdict.startswith("0/50")
+    assert s["3"].status == "ok" and "r=" in s["3"].verdict
+    assert s["4"].status == "ok" and s["5"].status == "ok" and s["7"].status == "ok"
+    assert "pass@1" in s["6"].verdict and "pass@4" in s["6"].verdict  # from validation step 0
+
+
+def test_bare_run_says_not_logged(tmp_path: Path) -> None:
+    run = tmp_path / "bare"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text('{"step": 1, "data": {"critic/score/mean": 0.1}}\n')
+    doc, files = diagnose.run(cfg_for(run, tmp_path / "out"))
+    statuses = {s.title: s.status for s in doc.sections}
+    assert "fail" not in statuses.values()
+    assert list(statuses.values()).count("not_logged") >= 5
+    assert "not logged" in files["markdown"].read_text()
+
+
+def test_base_eval_result_is_read(healthy_run: Path, tmp_path: Path) -> None:
+    result = {"overall": {"pass": {"1": {"mean": 0.3, "lo": 0.25, "hi": 0.35}, "64": {"mean": 0.85, "lo": 0.8,
+                                                                                    "hi": 0.9}}},
+              "settings": {"model": "base"}}
+    (tmp_path / "base.json").write_text(json.dumps(result))
+    doc, _ = diagnose.run(cfg_for(healthy_run, tmp_path / "o", base_eval=str(tmp_path / "base.json")))
+    assert by_title(doc)["6"].verdict.startswith("pass@1 0.3 [0.25, 0.35], pass@64 0.85")
+
+
+def test_hacking_heuristics() -> None:
+    assert hack_flags("<think></think><answer>3</answer>") == ["empty reasoning"]
+    assert hack_flags("<think>3 or 4</think><answer>3</answer><answer>4</answer>") == ["several answers"]
+    assert hack_flags("<think>add them</think><answer>7</answer>") == []
+    import numpy as np
+
+    steps = np.arange(100)
+    jump = Series(steps, np.where(steps < 50, 0.05, 0.95))
+    slow = Series(steps, np.linspace(0.05, 0.95, 100))
+    assert fastest_rise(jump) > 0.5 > fastest_rise(slow)
+
+
+@pytest.mark.parametrize(("resp", "gold", "ok"), [("<think>x</think><answer>1278</answer>", "1278", True),
+                                                  ("<answer>12</answer>", "1278", False),
+                                                  ("so \\boxed{\\frac{1}{2}}", "0.5", True)])
+def test_graders(resp: str, gold: str, ok: bool) -> None:
+    assert GRADERS.get("math_verify")(resp, gold) is ok
+    assert answer_region("<think>9</think>tail") == "tail"
+
+
+def test_cli_prints_verdicts(sick_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert diagnose.main([f"run={sick_run}", f"out={tmp_path}", "checks=[entropy,difficulty]"]) == 0
+    out = capsys.readouterr().out
+    assert "[      WARN] 4. Entropy" in out and "2. Difficulty" in out and "Verifier" not in out
+    with pytest.raises(SystemExit):
+        diagnose.main(["--help"])
+    assert "audit_samples" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="unknown key 'rnu'"):
+        diagnose.main(["rnu=x"])

@@ -1,0 +1,22 @@
+"""Fixtures for the data-pipeline tests: a locally built tokenizer and tiny random checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random-init ~0.1M-parameter Qwen2 + byte tokenizer, saved as an HF checkpoint dir."""
+    from data_pipelines.local_model import build_tiny_checkpoint
+
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "model", seed=0)
+
+
+@pytest.fixture(scope="session")
+def tokenizer(tiny_model: Path):
+    from verl.utils import hf_tokenizer
+
+    return hf_tokenizer(str(tiny_model))

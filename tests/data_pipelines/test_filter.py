@@ -1,0 +1,151 @@
+"""Offline difficulty filter: band logic, control set, rejection-sampled SFT, cache, errors,
+and resume after SIGKILL (compared with an uninterrupted run)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from omegaconf import OmegaConf
+
+from data_pipelines.filter import check_band, run
+from data_pipelines.io import read_rows, write_rows
+from data_pipelines.tasks import TASKS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def cfg_for(**over):
+    cfg = OmegaConf.load(REPO / "conf/datagen/filter.yaml")
+    cfg.pop("hydra")
+    cfg.pop("defaults")
+    cfg.merge_with({"progress": False, **over})
+    return cfg
+
+
+class ScriptedGenerator:
+    """Answers prompt i correctly in exactly (i mod (n+1)) of its n samples: a stand-in model with
+    known pass rates, so the band, control and SFT logic can be checked exactly."""
+
+    def __init__(self, rows):
+        self.gold = {r["prompt"][-1]["content"]: r["reward_model"]["ground_truth"] for r in rows}
+        self.index = {r["prompt"][-1]["content"]: i for i, r in enumerate(rows)}
+
+    def fingerprint(self):
+        return {"backend": "scripted"}
+
+    def generate(self, prompts, n, seed):
+        out = []
+        for p in prompts:
+            q = p[-1]["content"]
+            k = self.index[q] % (n + 1)
+            out.append([f"<think>try {j}</think><answer>{self.gold[q] if j < k else '0.5'}</answer>" for j in range(n)])
+        return out
+
+
+@pytest.fixture()
+def dataset(tmp_path):
+    path = tmp_path / "train.parquet"
+    write_rows(TASKS.get("overtime_pay")(n=20, seed=0, split="train"), path)
+    return path
+
+
+def test_band_errors():
+    assert check_band([0.2, 0.8]) == (0.2, 0.8)
+    with pytest.raises(ValueError, match=r"band=\[0.8, 0.2\] is inverted.*fix: band=\[0.2,0.8\]"):
+        check_band([0.8, 0.2])
+    with pytest.raises(ValueError, match="within"):
+        check_band([0.2, 1.5])
+    with pytest.raises(ValueError, match="two numbers"):
+        check_band("0.2")
+
+
+def test_clear_errors_before_any_work(dataset, tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"model=/no/such/model: no such directory"):
+        run(cfg_for(data=str(dataset), model="/no/such/model", out=str(tmp_path / "o")))
+    with pytest.raises(ValueError, match="inverted"):
+        run(cfg_for(data=str(dataset), model="/no/such/model", band=[0.9, 0.1]))
+    with pytest.raises(FileNotFoundError, match="make data DATA=nothing_here"):
+        run(cfg_for(data="nothing_here", model="/no/such/model"))
+
+
+def test_band_control_and_sft_with_known_pass_rates(dataset, tmp_path):
+    rows = read_rows(dataset)
+    n = 4
+    summary = run(cfg_for(data=str(dataset), model="scripted", n=n, band=[0.25, 0.75], out=str(tmp_path / "o"),
+                          validate=False, sampling={"batch_prompts": 3}), generator=ScriptedGenerator(rows))
+    rates = [p["pass_rate"] for p in pq.read_table(tmp_path / "o/pass_rates.parquet").to_pylist()]
+    assert rates == [(i % (n + 1)) / n for i in range(20)]
+    filtered = read_rows(tmp_path / "o/filtered.parquet")
+    expect = [i for i in range(20) if 1 <= i % 5 <= 3]
+    assert [r["extra_info"]["index"] for r in filtered] == expect
+    control = read_rows(tmp_path / "o/control.parquet")
+    assert len(control) == len(filtered) == 12
+    assert {r["extra_info"]["index"] for r in control} != set(expect)  # drawn from everything
+    sft = pq.read_table(tmp_path / "o/sft.parquet").to_pylist()
+    per_prompt = {i: min(i % 5, 4) for i in range(20)}
+    assert len(sft) == sum(per_prompt.values()) == summary["sft"]["kept"]
+    assert summary["sft"]["wrong"] == 20 * n - len(sft)
+    assert all(s["messages"][-1]["role"] == "assistant" and s["ground_truth"] in s["messages"][-1]["content"]
+               for s in sft)
+    assert summary["histogram"] == {f"{k}/4": 4 for k in range(5)}
+    assert Path(summary["histogram_png"]).stat().st_size > 1000
+
+
+def test_real_tiny_model_run_and_cache_reuse(dataset, tmp_path, tiny_model):
+    common = dict(data=str(dataset), model=str(tiny_model), n=2, out=str(tmp_path / "o"),
+                  sampling={"max_new_tokens": 8, "batch_prompts": 8})
+    first = run(cfg_for(**common))
+    assert first["samples"] == 40 and first["timings"]["chunks_sampled"] == 3
+    assert first["key_parts"]["model"]["backend"] == "hf"
+    assert first["key_parts"]["verifier"] and first["key_parts"]["data_sha256"]
+    second = run(cfg_for(**common))
+    assert second["timings"]["chunks_sampled"] == 0 and second["cache_key"] == first["cache_key"]
+    third = run(cfg_for(**{**common, "n": 3}))
+    assert third["cache_key"] != first["cache_key"]
+
+
+def _cli(data, model, out, *extra):
+    return [sys.executable, "-m", "data_pipelines.filter", f"data={data}", f"model={model}", "n=4",
+            f"out={out}", "sampling.max_new_tokens=48", "sampling.batch_prompts=2", "progress=false",
+            "validate=false", *extra]
+
+
+def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
+    data = tmp_path / "train.parquet"
+    write_rows(TASKS.get("reasoning_gym/spell_backward")(n=40, seed=0, split="train"), data)
+    killed_out = tmp_path / "killed"
+    proc = subprocess.Popen(_cli(data, tiny_model, killed_out), cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if len(list(killed_out.glob("cache/*/samples-*.parquet"))) >= 3:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert not (killed_out / "summary.json").exists()
+    done_before = len(list(killed_out.glob("cache/*/samples-*.parquet")))
+    assert 3 <= done_before < 20
+    res = subprocess.run(_cli(data, tiny_model, killed_out), cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    clean = run(cfg_for(data=str(data), model=str(tiny_model), n=4, out=str(tmp_path / "clean"), validate=False,
+                        sampling={"max_new_tokens": 48, "batch_prompts": 2}))
+    assert clean["timings"]["chunks_sampled"] == 20
+    for name in ("pass_rates.parquet", "filtered.parquet", "control.parquet", "sft.parquet"):
+        a, b = killed_out / name, tmp_path / "clean" / name
+        assert a.exists() == b.exists(), name
+        if a.exists():
+            assert pq.read_table(a).equals(pq.read_table(b)), name
+    key = clean["cache_key"]
+    samples = [pq.read_table(p) for p in sorted((killed_out / "cache" / key).glob("samples-*.parquet"))]
+    reference = [pq.read_table(p) for p in sorted((tmp_path / "clean/cache" / key).glob("samples-*.parquet"))]
+    assert len(samples) == len(reference) == 20
+    assert all(x.equals(y) for x, y in zip(samples, reference))  # no prompt lost or duplicated

@@ -1,0 +1,75 @@
+"""The entry point end to end, as a user calls it (subprocesses, CPU only)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from recipes.table import README, readme_table, table
+
+
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "recipes.run", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_dry_run_verl_published_scale(tmp_path):
+    run_dir = tmp_path / "run"
+    p = _run("recipe=dapo", "engine=verl", "dry_run=true", f"run_dir={run_dir}", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    cfg = yaml.safe_load(p.stdout)  # stdout is the resolved veRL config and nothing else
+    assert cfg["actor_rollout_ref"]["actor"]["clip_ratio_high"] == 0.28
+    assert cfg["data"]["max_response_length"] == 20480
+    assert "rlvr" not in cfg and "engine" not in cfg
+    for name in ("config.yaml", "verl_config.yaml", "launch.sh", "run.json"):
+        assert (run_dir / name).is_file(), name
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["recipe"] == "dapo" and manifest["engine"] == "verl" and manifest["scale"] is None
+    assert "verl" in manifest["versions"] and "torch" in manifest["versions"]
+    assert "verl.trainer.main_ppo" in (run_dir / "launch.sh").read_text()
+    assert "[scale]" in p.stderr and "published" in p.stderr
+
+
+def test_local_engine_picks_laptop_and_says_so(tmp_path):
+    p = _run("recipe=dapo", "engine=local", "dry_run=true", f"run_dir={tmp_path / 'r'}", cwd=tmp_path)
+    assert "using scale=laptop" in p.stderr
+    assert "data.max_response_length: 20480 -> " in p.stderr  # every changed key is printed
+    assert "actor_rollout_ref.actor.clip_ratio_high" not in p.stderr  # algorithmic keys untouched
+
+
+def test_r1_zero_ref_reset_segments(tmp_path):
+    run_dir = tmp_path / "r1"
+    p = _run("recipe=r1_zero", "engine=verl", "dry_run=true", f"run_dir={run_dir}", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    launch = (run_dir / "launch.sh").read_text()
+    assert launch.count("verl.trainer.main_ppo") == 26  # 10,400 steps / 400
+    assert launch.count("verl.model_merger merge") == 25
+    assert "actor_rollout_ref.model.path=" in launch and "trainer.resume_mode=auto" in launch
+
+
+def test_unknown_recipe_lists_available(tmp_path):
+    p = _run("recipe=dappo", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "unknown recipe 'dappo'" in p.stderr and "dapo" in p.stderr and "grpo" in p.stderr
+
+
+def test_bad_config_exits_nonzero_naming_key(tmp_path):
+    p = _run("recipe=dapo", "engine=verl", "dry_run=true", "actor_rollout_ref.rollout.temperature=0",
+             f"run_dir={tmp_path / 'bad'}", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "actor_rollout_ref.rollout.temperature" in p.stderr and "nothing was launched" in p.stderr
+    assert not (tmp_path / "bad" / "launch.sh").exists()
+
+
+def test_verl_engine_without_gpu_stops_at_once(tmp_path):
+    p = _run("recipe=grpo", "engine=verl", f"run_dir={tmp_path / 'g'}", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "needs CUDA GPUs" in p.stderr
+
+
+def test_readme_table_matches_configs():
+    assert readme_table(README.read_text()) == table(), "README recipe table is stale: python -m recipes.table --write"

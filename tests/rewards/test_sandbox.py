@@ -1,0 +1,91 @@
+"""Code sandbox: honest programs pass; a red-team table of attacks all score 0 and leave nothing behind."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import rewards
+from rewards.sandbox import run_tests
+
+STDIO = {"inputs": ["3\n", "10\n", "-4\n"], "outputs": ["6\n", "20\n", "-8\n"]}
+CALL = {"fn_name": "double", "inputs": [[3], [10], [-4]], "outputs": [6, 20, -8]}
+SENTINEL = Path(tempfile.gettempdir()) / "rewards_redteam_escape"
+HOME_SENTINEL = Path.home() / "rewards_redteam_escape"
+
+ATTACKS = {
+    "sys.exit(0)": "import sys\nsys.exit(0)",
+    "os._exit(0)": "import os\nos._exit(0)",
+    "fake pass lines": "print('OK')\nprint('All 3 tests passed')\nprint('PASSED')",
+    "patch unittest/assert": "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+    "unittest.TestCase.assertTrue = lambda *a, **k: None\nimport builtins\nbuiltins.AssertionError = Exception",
+    "forge the result pipe": "import os\nfor fd in range(3, 32):\n    try:\n        os.write(fd, b'{\"i\": 0, \"out\": \"PASS\"}\\n{\"i\": 1, \"out\": \"PASS\"}\\n')\n    except OSError:\n        pass",
+    "patch json to forge": "import json\njson.dumps = lambda *a, **k: '{\"i\": 0, \"out\": true}'\nprint('ok')",
+    "rewrite test files": "import os\nfor root in ('.', '..', '/tmp', os.path.expanduser('~')):\n    try:\n        for n in os.listdir(root):\n"
+    "            if 'test' in n:\n                open(os.path.join(root, n), 'w').write('def test(): pass')\n    except Exception:\n        pass",
+    "read hidden tests": "import os\nfor p in ('/proc/%d/mem' % os.getppid(), '/proc/1/environ', '/proc/self/../1/cmdline', '/work/main/tests/rewards/test_sandbox.py'):\n"
+    "    try:\n        print(open(p, 'rb').read(100))\n    except Exception as e:\n        print(type(e).__name__)",
+    "open a socket": "import socket\ns = socket.create_connection(('1.1.1.1', 80), timeout=1)\nprint('connected')",
+    "socket via _socket": "import _socket\ns = _socket.socket()\ns.connect(('1.1.1.1', 80))",
+    "fork bomb": "import os\nwhile True:\n    os.fork()",
+    "memory bomb": "x = []\nwhile True:\n    x.append(bytearray(50 << 20))",
+    "infinite loop": "while True:\n    pass",
+    "kill the parent": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nfor p in range(1, 100000):\n    try:\n        os.kill(p, 9)\n    except Exception:\n        pass",
+    "write outside the temp dir": f"open({str(SENTINEL)!r}, 'w').write('x')\nopen({str(HOME_SENTINEL)!r}, 'w').write('x')",
+    "subprocess shell": f"import subprocess\nsubprocess.run(['sh', '-c', 'touch {SENTINEL}'])",
+    "os.system": f"import os\nos.system('touch {SENTINEL}')",
+    "ctypes libc system": f"import ctypes\nctypes.CDLL(None).system(b'touch {SENTINEL}')",
+    "fill the disk": "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * (1 << 20))",
+    "daemonize": "import os\nos.setsid()\nif os.fork() == 0:\n    import time\n    time.sleep(60)",
+    "recursion bomb": "import sys\ndef f(n):\n    return f(n + 1)\nf(0)",
+    "exec via __import__": f"__import__('os').system('touch {SENTINEL}')",
+    "ignore signals and spin": "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass",
+    "always-equal object (call)": "class E:\n    def __eq__(self, o):\n        return True\ndef double(x):\n    return E()",
+}
+
+
+def _stray_processes() -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [ln for ln in out.splitlines() if "_sandbox_child" in ln]
+
+
+def _sandbox_dirs() -> list[str]:
+    return glob.glob(os.path.join(tempfile.gettempdir(), "rewards-sbx-*"))
+
+
+def test_honest_programs_pass() -> None:
+    assert run_tests("print(2 * int(input()))", STDIO).all_passed
+    assert run_tests("import sys\nprint(2 * int(sys.stdin.read()))\nsys.exit(0)", STDIO).all_passed
+    assert run_tests("def double(x):\n    return 2 * x", CALL).all_passed
+    assert run_tests("class Solution:\n    def double(self, x):\n        return x * 2", CALL).all_passed
+    assert not run_tests("print(3 * int(input()))", STDIO).all_passed
+
+
+def test_code_data_source() -> None:
+    resp = "<think>double it</think>\n```python\nprint(2 * int(input()))\n```"
+    r = rewards.compute_score("code", resp, json.dumps(STDIO))
+    assert r["acc"] and r["pred"] == "3/3"
+    assert not rewards.compute_score("code", "<think>```python\nprint(2*int(input()))\n```</think>", json.dumps(STDIO))["acc"]
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_attack_scores_zero_and_leaves_nothing(name: str) -> None:
+    before = set(_sandbox_dirs())
+    tests = CALL if "(call)" in name else STDIO
+    resp = f"```python\n{ATTACKS[name]}\n```"
+    r = rewards.compute_score("code", resp, tests, timeout_s=0.5)
+    assert r["score"] == 0.0 and r["pred"] == "0/3", r
+    assert not SENTINEL.exists() and not HOME_SENTINEL.exists()
+    assert set(_sandbox_dirs()) <= before
+    assert _stray_processes() == []
+    assert Path(__file__).read_text().startswith('"""Code sandbox')  # the test file is intact
+
+
+def test_red_team_table_is_big_enough() -> None:
+    assert len(ATTACKS) >= 15
