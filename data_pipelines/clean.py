@@ -72,8 +72,14 @@ def dedup(rows: list[dict[str, Any]], label: str = "rows") -> tuple[list[dict[st
             continue
         seen[key] = gold
         kept.append(r)
-    report = {"set": label, "input": len(rows), "removed": len(rows) - len(kept), "kept": len(kept),
-              "conflicting_gold": conflicts, "examples": examples}
+    report = {
+        "set": label,
+        "input": len(rows),
+        "removed": len(rows) - len(kept),
+        "kept": len(kept),
+        "conflicting_gold": conflicts,
+        "examples": examples,
+    }
     return kept, report
 
 
@@ -86,9 +92,15 @@ def eval_index(eval_rows: list[dict[str, Any]], n: int = 13, max_df: float = 0.0
     return {g for g, c in df.items() if c <= limit or len(g) < n}
 
 
-def decontaminate(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]], n: int = 13,
-                  max_df: float = 0.05, label: str = "train", against: str = "eval", mode: str = "ngram",
-                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def decontaminate(
+    rows: list[dict[str, Any]],
+    eval_rows: list[dict[str, Any]],
+    n: int = 13,
+    max_df: float = 0.05,
+    label: str = "train",
+    against: str = "eval",
+    mode: str = "ngram",
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Remove rows sharing an informative n-gram with ``eval_rows``; report what went.
 
     ``mode="exact"`` compares whole normalised questions instead: right for procedural tasks,
@@ -111,6 +123,16 @@ def decontaminate(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]], n
                 examples.append(text_of(r)[:200])
             continue
         kept.append(r)
-    report = {"set": label, "against": against, "mode": mode, "eval_rows": len(eval_rows), "n": n, "max_df": max_df,
-              "input": len(rows), "removed": len(rows) - len(kept), "kept": len(kept), "examples": examples}
+    report = {
+        "set": label,
+        "against": against,
+        "mode": mode,
+        "eval_rows": len(eval_rows),
+        "n": n,
+        "max_df": max_df,
+        "input": len(rows),
+        "removed": len(rows) - len(kept),
+        "kept": len(kept),
+        "examples": examples,
+    }
     return kept, report

@@ -49,7 +49,9 @@ def check_band(band: Any) -> tuple[float, float]:
     if not (0.0 <= lo <= 1.0 and 0.0 <= hi <= 1.0):
         raise ValueError(f"[filter] band=[{lo}, {hi}] must lie within [0, 1]")
     if lo > hi:
-        raise ValueError(f"[filter] band=[{lo}, {hi}] is inverted: lower bound > upper bound (fix: band=[{hi},{lo}])")
+        raise ValueError(
+            f"[filter] band=[{lo}, {hi}] is inverted: lower bound > upper bound (fix: band=[{hi},{lo}])"
+        )
     return lo, hi
 
 
@@ -62,8 +64,10 @@ def resolve_data(data: str) -> Path:
         return p
     guess = REPO / "data" / str(data) / "train.parquet"
     if not guess.is_file():
-        raise FileNotFoundError(f"[filter] data={data}: not a file and {guess} does not exist "
-                                f"(fix: `make data DATA={data}` first, or pass a parquet path)")
+        raise FileNotFoundError(
+            f"[filter] data={data}: not a file and {guess} does not exist "
+            f"(fix: `make data DATA={data}` first, or pass a parquet path)"
+        )
     return guess
 
 
@@ -82,35 +86,69 @@ def _chunk_seed(seed: int, chunk: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}|{chunk}".encode()).digest()[:4], "big")
 
 
-def sample_all(rows: list[dict[str, Any]], store: ShardStore, generator: Generator, score: ScoreFn, n: int,
-               seed: int, progress: bool = True) -> dict[str, float]:
+def sample_all(
+    rows: list[dict[str, Any]],
+    store: ShardStore,
+    generator: Generator,
+    score: ScoreFn,
+    n: int,
+    seed: int,
+    progress: bool = True,
+) -> dict[str, float]:
     """Sample and score every pending chunk; return timings (generation vs everything else)."""
     from tqdm import tqdm
 
     pending = store.pending()
     done_prompts = len(rows) - sum(len(store.chunks[i]) for i in pending)
-    timings = {"generate_s": 0.0, "score_s": 0.0, "write_s": 0.0, "chunks_sampled": len(pending),
-               "chunks_reused": len(store.chunks) - len(pending)}
-    bar = tqdm(total=len(rows), initial=done_prompts, unit="prompt", desc="sampling", disable=not progress,
-               dynamic_ncols=True, smoothing=0.1)
+    timings = {
+        "generate_s": 0.0,
+        "score_s": 0.0,
+        "write_s": 0.0,
+        "chunks_sampled": len(pending),
+        "chunks_reused": len(store.chunks) - len(pending),
+    }
+    bar = tqdm(
+        total=len(rows),
+        initial=done_prompts,
+        unit="prompt",
+        desc="sampling",
+        disable=not progress,
+        dynamic_ncols=True,
+        smoothing=0.1,
+    )
     for c in pending:
         idx = store.chunks[c]
         t0 = time.perf_counter()
         outs = generator.generate([rows[i]["prompt"] for i in idx], n, _chunk_seed(seed, c))
         t1 = time.perf_counter()
         if len(outs) != len(idx) or any(len(o) != n for o in outs):
-            raise RuntimeError(f"[filter] the generator returned {[len(o) for o in outs]} responses for "
-                               f"{len(idx)} prompts × n={n}")
+            raise RuntimeError(
+                f"[filter] the generator returned {[len(o) for o in outs]} responses for "
+                f"{len(idx)} prompts × n={n}"
+            )
         records = []
-        for i, responses in zip(idx, outs):
+        for i, responses in zip(idx, outs, strict=True):
             row = rows[i]
             for j, text in enumerate(responses):
-                r = score(row["data_source"], text, row["reward_model"]["ground_truth"], extra_info=row["extra_info"])
-                records.append({"prompt_index": i, "sample_index": j, "data_source": row["data_source"],
-                                "response": text, "score": float(r["score"]), "acc": bool(r["acc"]),
-                                "format": float(r.get("format") or 0.0),
-                                "pred": None if r.get("pred") is None else str(r["pred"]),
-                                "reason": str(r.get("reason") or "")})
+                r = score(
+                    row["data_source"],
+                    text,
+                    row["reward_model"]["ground_truth"],
+                    extra_info=row["extra_info"],
+                )
+                records.append(
+                    {
+                        "prompt_index": i,
+                        "sample_index": j,
+                        "data_source": row["data_source"],
+                        "response": text,
+                        "score": float(r["score"]),
+                        "acc": bool(r["acc"]),
+                        "format": float(r.get("format") or 0.0),
+                        "pred": None if r.get("pred") is None else str(r["pred"]),
+                        "reason": str(r.get("reason") or ""),
+                    }
+                )
         t2 = time.perf_counter()
         store.write(c, records)
         t3 = time.perf_counter()
@@ -122,12 +160,25 @@ def sample_all(rows: list[dict[str, Any]], store: ShardStore, generator: Generat
     return timings
 
 
-def pass_rates(samples: pa.Table, rows: list[dict[str, Any]], band: tuple[float, float]) -> list[dict[str, Any]]:
+def pass_rates(
+    samples: pa.Table, rows: list[dict[str, Any]], band: tuple[float, float]
+) -> list[dict[str, Any]]:
     """Per-prompt statistics from the samples."""
-    stats = [{"prompt_index": i, "data_source": r["data_source"], "n": 0, "n_correct": 0, "score_sum": 0.0,
-              "format_sum": 0.0} for i, r in enumerate(rows)]
+    stats = [
+        {
+            "prompt_index": i,
+            "data_source": r["data_source"],
+            "n": 0,
+            "n_correct": 0,
+            "score_sum": 0.0,
+            "format_sum": 0.0,
+        }
+        for i, r in enumerate(rows)
+    ]
     cols = samples.select(["prompt_index", "acc", "score", "format"]).to_pydict()
-    for i, acc, score, fmt in zip(cols["prompt_index"], cols["acc"], cols["score"], cols["format"]):
+    for i, acc, score, fmt in zip(
+        cols["prompt_index"], cols["acc"], cols["score"], cols["format"], strict=True
+    ):
         s = stats[i]
         s["n"] += 1
         s["n_correct"] += int(acc)
@@ -137,9 +188,18 @@ def pass_rates(samples: pa.Table, rows: list[dict[str, Any]], band: tuple[float,
     for s in stats:
         n = max(s["n"], 1)
         p = s["n_correct"] / n
-        out.append({"prompt_index": s["prompt_index"], "data_source": s["data_source"], "n": s["n"],
-                    "n_correct": s["n_correct"], "pass_rate": p, "mean_score": s["score_sum"] / n,
-                    "format_rate": s["format_sum"] / n, "in_band": band[0] <= p <= band[1]})
+        out.append(
+            {
+                "prompt_index": s["prompt_index"],
+                "data_source": s["data_source"],
+                "n": s["n"],
+                "n_correct": s["n_correct"],
+                "pass_rate": p,
+                "mean_score": s["score_sum"] / n,
+                "format_rate": s["format_sum"] / n,
+                "in_band": band[0] <= p <= band[1],
+            }
+        )
     return out
 
 
@@ -147,7 +207,9 @@ def _with_pass_rate(row: dict[str, Any], p: float) -> dict[str, Any]:
     return {**row, "extra_info": {**row["extra_info"], "pass_rate": p}}
 
 
-def run(cfg: DictConfig, generator: Generator | None = None, score_fn: ScoreFn | None = None) -> dict[str, Any]:
+def run(
+    cfg: DictConfig, generator: Generator | None = None, score_fn: ScoreFn | None = None
+) -> dict[str, Any]:
     """Filter one dataset; return the summary (also written to ``<out>/summary.json``)."""
     from data_pipelines.report import histogram_counts, plot_histogram
 
@@ -178,8 +240,9 @@ def run(cfg: DictConfig, generator: Generator | None = None, score_fn: ScoreFn |
     if generator is None:
         generator = make_generator(str(cfg.backend), cfg.model, params)
     key, parts = cache_key(generator, params, n, int(cfg.seed), verifier, sha256_file(data))
-    store = ShardStore(Path(cfg.cache_dir) if cfg.cache_dir else out / "cache", key, parts, len(rows),
-                       params.batch_prompts)
+    store = ShardStore(
+        Path(cfg.cache_dir) if cfg.cache_dir else out / "cache", key, parts, len(rows), params.batch_prompts
+    )
     timings = sample_all(rows, store, generator, score_fn, n, int(cfg.seed), bool(cfg.progress))
     samples = store.load()
     stats = pass_rates(samples, rows, band)
@@ -199,7 +262,9 @@ def run(cfg: DictConfig, generator: Generator | None = None, score_fn: ScoreFn |
     if cfg.sft.enabled:
         records, sft_counts = rejection.select(rows, samples, int(cfg.sft.max_per_prompt))
         files["sft"] = rejection.write_sft(records, out / "sft.parquet")
-    hist_path = plot_histogram(rates, n, band, out / "pass_rate_hist.png", title=f"{data.name} · {Path(str(cfg.model)).name}")
+    hist_path = plot_histogram(
+        rates, n, band, out / "pass_rate_hist.png", title=f"{data.name} · {Path(str(cfg.model)).name}"
+    )
     if cfg.validate and Path(str(cfg.model)).is_dir():
         from verl.utils import hf_tokenizer
 
@@ -211,19 +276,35 @@ def run(cfg: DictConfig, generator: Generator | None = None, score_fn: ScoreFn |
             files["sft"]["verl_rows"] = rejection.check_loads_in_verl_sft(files["sft"]["path"], tok, 10**6)
     total = len(rates)
     summary = {
-        "data": str(data), "model": str(cfg.model), "n": n, "band": list(band), "cache_key": key,
-        "cache_dir": str(store.dir), "key_parts": parts, "prompts": total, "samples": samples.num_rows,
-        "pass_rate": {"mean": sum(rates) / total, "all_wrong": sum(r == 0 for r in rates) / total,
-                      "all_right": sum(r == 1 for r in rates) / total, "in_band": len(keep) / total},
-        "histogram": histogram_counts(rates, n), "histogram_png": str(hist_path),
-        "files": files, "sft": sft_counts, "timings": {**timings, "total_s": time.perf_counter() - t_start},
+        "data": str(data),
+        "model": str(cfg.model),
+        "n": n,
+        "band": list(band),
+        "cache_key": key,
+        "cache_dir": str(store.dir),
+        "key_parts": parts,
+        "prompts": total,
+        "samples": samples.num_rows,
+        "pass_rate": {
+            "mean": sum(rates) / total,
+            "all_wrong": sum(r == 0 for r in rates) / total,
+            "all_right": sum(r == 1 for r in rates) / total,
+            "in_band": len(keep) / total,
+        },
+        "histogram": histogram_counts(rates, n),
+        "histogram_png": str(hist_path),
+        "files": files,
+        "sft": sft_counts,
+        "timings": {**timings, "total_s": time.perf_counter() - t_start},
     }
     if not keep:
         summary["warning"] = f"no prompt has a pass rate in {list(band)}: see {hist_path}"
         print(f"[filter] WARNING: {summary['warning']}")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    print(f"[filter] {total} prompts × {n} samples; mean pass rate {summary['pass_rate']['mean']:.3f}; "
-          f"{len(keep)} in band {list(band)} -> {out}/filtered.parquet (+ control, sft, histogram)")
+    print(
+        f"[filter] {total} prompts × {n} samples; mean pass rate {summary['pass_rate']['mean']:.3f}; "
+        f"{len(keep)} in band {list(band)} -> {out}/filtered.parquet (+ control, sft, histogram)"
+    )
     return summary
 
 

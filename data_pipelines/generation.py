@@ -36,16 +36,21 @@ class SamplingParams:
         temperature, top_p: as in veRL's rollout config.
         max_new_tokens: response length cap.
         batch_prompts: prompts per generation call (a "chunk"; one shard of samples each).
+        cpu_threads: torch intra-op threads for CPU sampling (None: torch's default). Part of the
+            key because the thread count can change floating-point sums and so the samples.
     """
 
     temperature: float = 1.0
     top_p: float = 1.0
     max_new_tokens: int = 256
     batch_prompts: int = 8
+    cpu_threads: int | None = 1
 
     def __post_init__(self) -> None:
         if self.temperature <= 0:
-            raise ValueError(f"[filter] sampling.temperature ({self.temperature}) must be > 0 (pass rates need sampling)")
+            raise ValueError(
+                f"[filter] sampling.temperature ({self.temperature}) must be > 0 (pass rates need sampling)"
+            )
         if not 0 < self.top_p <= 1:
             raise ValueError(f"[filter] sampling.top_p ({self.top_p}) must be in (0, 1]")
         if self.max_new_tokens < 1 or self.batch_prompts < 1:
@@ -82,12 +87,18 @@ def model_fingerprint(path: str | Path, full_hash_limit: int = 1 << 30) -> str:
 def check_model_path(model: Any) -> Path:
     """The model directory, or ``FileNotFoundError`` naming the key and the fix."""
     if not model:
-        raise ValueError("[filter] model=<path> is required: a HF checkpoint directory (config.json + weights)")
+        raise ValueError(
+            "[filter] model=<path> is required: a HF checkpoint directory (config.json + weights)"
+        )
     path = Path(str(model)).expanduser()
     if not path.is_dir():
-        raise FileNotFoundError(f"[filter] model={model}: no such directory (fix: pass a local HF checkpoint dir)")
+        raise FileNotFoundError(
+            f"[filter] model={model}: no such directory (fix: pass a local HF checkpoint dir)"
+        )
     if not (path / "config.json").is_file():
-        raise FileNotFoundError(f"[filter] model={model}: no config.json in it (fix: point at a save_pretrained dir)")
+        raise FileNotFoundError(
+            f"[filter] model={model}: no config.json in it (fix: point at a save_pretrained dir)"
+        )
     return path
 
 
@@ -96,15 +107,18 @@ class HFGenerator:
 
     def __init__(self, model: str | Path, params: SamplingParams, device: str = "cpu") -> None:
         import torch
-        from transformers import AutoModelForCausalLM
-        from verl.utils import hf_tokenizer
+        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.path, self.params, self.device = check_model_path(model), params, device
-        self.tokenizer = hf_tokenizer(str(self.path))
+        if params.cpu_threads:
+            torch.set_num_threads(params.cpu_threads)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = AutoModelForCausalLM.from_pretrained(str(self.path), dtype=torch.float32).to(device).eval()
+        self.model = (
+            AutoModelForCausalLM.from_pretrained(str(self.path), dtype=torch.float32).to(device).eval()
+        )
         self._fp = model_fingerprint(self.path)
         try:
             from recipes.local import sampler as engine_sampler  # the local engine's sampler
@@ -113,7 +127,11 @@ class HFGenerator:
         self._engine = engine_sampler if device == "cpu" else None
 
     def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "hf", "model_sha256": self._fp, "sampler": "engine" if self._engine else "hf.generate"}
+        return {
+            "backend": "hf",
+            "model_sha256": self._fp,
+            "sampler": "engine" if self._engine else "hf.generate",
+        }
 
     def generate(self, prompts: list[Messages], n: int, seed: int) -> list[list[str]]:
         import torch
@@ -123,21 +141,39 @@ class HFGenerator:
         if self._engine is not None:
             ids = [tok(t, add_special_tokens=False)["input_ids"] for t in texts]
             gen = torch.Generator().manual_seed(seed)
-            ro = self._engine.generate(self.model, ids, n, p.max_new_tokens, tok.eos_token_id, tok.pad_token_id,
-                                       temperature=p.temperature, top_p=p.top_p, generator=gen)
+            ro = self._engine.generate(
+                self.model,
+                ids,
+                n,
+                p.max_new_tokens,
+                tok.eos_token_id,
+                tok.pad_token_id,
+                temperature=p.temperature,
+                top_p=p.top_p,
+                generator=gen,
+            )
             lengths = ro.response_mask.sum(-1).tolist()
-            decoded = [tok.decode([t for t in row[:k] if t != tok.eos_token_id], skip_special_tokens=True)
-                       for row, k in zip(ro.responses.tolist(), lengths)]
+            decoded = [
+                tok.decode([t for t in row[:k] if t != tok.eos_token_id], skip_special_tokens=True)
+                for row, k in zip(ro.responses.tolist(), lengths, strict=True)
+            ]
             return [decoded[i * n : (i + 1) * n] for i in range(len(prompts))]
         enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         torch.manual_seed(seed)
         with torch.no_grad():
             out = self.model.generate(
-                **enc, do_sample=True, temperature=p.temperature, top_p=p.top_p, top_k=0,
-                max_new_tokens=p.max_new_tokens, num_return_sequences=n, use_cache=True,
-                eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+                **enc,
+                do_sample=True,
+                temperature=p.temperature,
+                top_p=p.top_p,
+                top_k=0,
+                max_new_tokens=p.max_new_tokens,
+                num_return_sequences=n,
+                use_cache=True,
+                eos_token_id=tok.eos_token_id,
+                pad_token_id=tok.pad_token_id,
             )
-        resp = out[:, enc["input_ids"].shape[1]:]
+        resp = out[:, enc["input_ids"].shape[1] :]
         decoded = []
         for row in resp.tolist():
             if tok.eos_token_id in row:  # mask by position: everything after the first EOS goes
@@ -165,8 +201,10 @@ class VLLMGenerator:
         from vllm import SamplingParams as VSP
 
         p = self.params
-        sps = [VSP(n=n, temperature=p.temperature, top_p=p.top_p, max_tokens=p.max_new_tokens, seed=seed + i)
-               for i in range(len(prompts))]
+        sps = [
+            VSP(n=n, temperature=p.temperature, top_p=p.top_p, max_tokens=p.max_new_tokens, seed=seed + i)
+            for i in range(len(prompts))
+        ]
         outs = self.llm.chat(prompts, sps, use_tqdm=False)
         return [[o.text for o in out.outputs] for out in outs]
 
@@ -193,9 +231,14 @@ def make_generator(backend: str, model: str | Path, params: SamplingParams) -> G
     return BACKENDS.get(backend)(model, params)
 
 
-def cache_key(generator: Generator, params: SamplingParams, n: int, seed: int, verifier: str, data_sha256: str
-              ) -> tuple[str, dict[str, Any]]:
+def cache_key(
+    generator: Generator, params: SamplingParams, n: int, seed: int, verifier: str, data_sha256: str
+) -> tuple[str, dict[str, Any]]:
     """The cache key (16 hex chars) and what went into it."""
-    parts = {"model": generator.fingerprint(), "sampling": {**asdict(params), "n": n, "seed": seed},
-             "verifier": verifier, "data_sha256": data_sha256}
+    parts = {
+        "model": generator.fingerprint(),
+        "sampling": {**asdict(params), "n": n, "seed": seed},
+        "verifier": verifier,
+        "data_sha256": data_sha256,
+    }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16], parts

@@ -83,7 +83,9 @@ def _math(raw: dict[str, Any]) -> Converted:
         gold = last_boxed(str(_field(raw, "solution"))) or ""
         if not gold:
             raise ConvertError("solution", "no \\boxed{} answer in the solution") from None
-    extra = {k: str(raw[k]) for k in ("level", "type", "subject", "unique_id", "id") if raw.get(k) is not None}
+    extra = {
+        k: str(raw[k]) for k in ("level", "type", "subject", "unique_id", "id") if raw.get(k) is not None
+    }
     return question, gold.strip(), extra
 
 
@@ -132,12 +134,27 @@ class HubSpec:
 
 
 ADAPTERS: Registry[HubSpec] = Registry("hub dataset")
-ADAPTERS.add("gsm8k", HubSpec("openai/gsm8k", "main", {"train": "train", "test": "test"}, "gsm8k", _gsm8k, "train"))
-ADAPTERS.add("math", HubSpec("DigitalLearningGmbH/MATH-lighteval", "default",
-                             {"train": "train", "test": "test"}, "math", _math, "train"))
+ADAPTERS.add(
+    "gsm8k", HubSpec("openai/gsm8k", "main", {"train": "train", "test": "test"}, "gsm8k", _gsm8k, "train")
+)
+ADAPTERS.add(
+    "math",
+    HubSpec(
+        "DigitalLearningGmbH/MATH-lighteval",
+        "default",
+        {"train": "train", "test": "test"},
+        "math",
+        _math,
+        "train",
+    ),
+)
 ADAPTERS.add("math500", HubSpec("HuggingFaceH4/MATH-500", None, {"test": "test"}, "math", _math, "test"))
-ADAPTERS.add("dapo_math_17k", HubSpec("BytedTsinghua-SIA/DAPO-Math-17k", None, {"train": "train"},
-                                      "math", _dapo, "train", template="dapo"))
+ADAPTERS.add(
+    "dapo_math_17k",
+    HubSpec(
+        "BytedTsinghua-SIA/DAPO-Math-17k", None, {"train": "train"}, "math", _dapo, "train", template="dapo"
+    ),
+)
 ADAPTERS.add("aime24", HubSpec("HuggingFaceH4/aime_2024", None, {"test": "train"}, "math", _aime, "test"))
 ADAPTERS.add("aime25", HubSpec("math-ai/aime25", None, {"test": "test"}, "math", _aime, "test"))
 
@@ -146,7 +163,9 @@ def read_local(path: str | Path) -> Iterator[dict[str, Any]]:
     """Raw rows of a local .parquet / .jsonl / .json file; a bad JSON line names file and line."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"data_path: no such file {path} (fix: pass an existing .parquet/.jsonl/.json)")
+        raise FileNotFoundError(
+            f"data_path: no such file {path} (fix: pass an existing .parquet/.jsonl/.json)"
+        )
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -160,7 +179,9 @@ def read_local(path: str | Path) -> Iterator[dict[str, Any]]:
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as e:
-                    raise RowError(str(path), i, "<line>", f"invalid JSON ({e.msg})", "fix or remove the line") from None
+                    raise RowError(
+                        str(path), i, "<line>", f"invalid JSON ({e.msg})", "fix or remove the line"
+                    ) from None
                 if not isinstance(obj, dict):
                     raise RowError(str(path), i, "<line>", f"must be a JSON object, got {type(obj).__name__}")
                 yield obj
@@ -168,7 +189,9 @@ def read_local(path: str | Path) -> Iterator[dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
         yield from (data if isinstance(data, list) else data.get("data", []))
     else:
-        raise ValueError(f"data_path: unsupported file type {suffix!r} for {path} (use .parquet, .jsonl or .json)")
+        raise ValueError(
+            f"data_path: unsupported file type {suffix!r} for {path} (use .parquet, .jsonl or .json)"
+        )
 
 
 def read_hub(spec: HubSpec, split: str) -> Iterator[dict[str, Any]]:
@@ -185,8 +208,9 @@ def read_hub(spec: HubSpec, split: str) -> Iterator[dict[str, Any]]:
     yield from ds
 
 
-def convert_rows(raw_rows: Any, spec: HubSpec, split: str, where: str, template: str | None = None,
-                 on_error: str = "raise") -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def convert_rows(
+    raw_rows: Any, spec: HubSpec, split: str, where: str, template: str | None = None, on_error: str = "raise"
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Convert raw rows; return ``(rows, report)`` where report counts and samples skipped rows."""
     if on_error not in ("raise", "skip"):
         raise ValueError(f"[data] on_error must be 'raise' or 'skip', got {on_error!r}")
@@ -201,12 +225,30 @@ def convert_rows(raw_rows: Any, spec: HubSpec, split: str, where: str, template:
                 raise ConvertError("<row>", f"must be a mapping, got {type(raw).__name__}")
             question, gold, extra = spec.convert(raw)
         except ConvertError as e:
-            err = RowError(where, i, e.key, e.problem, "repair the row, or pass on_error=skip to count and skip it")
+            err = RowError(
+                where, i, e.key, e.problem, "repair the row, or pass on_error=skip to count and skip it"
+            )
             if on_error == "raise":
                 raise err from None
             skipped.append(str(err))
             continue
-        rows.append(make_row(data_source=spec.data_source, question=question, answer=gold, ability="math",
-                             split=split, index=len(rows), template=tpl, extra={"source_row": i, **extra}))
-    report = {"source": where, "read": total, "written": len(rows), "skipped": len(skipped), "skipped_examples": skipped[:5]}
+        rows.append(
+            make_row(
+                data_source=spec.data_source,
+                question=question,
+                answer=gold,
+                ability="math",
+                split=split,
+                index=len(rows),
+                template=tpl,
+                extra={"source_row": i, **extra},
+            )
+        )
+    report = {
+        "source": where,
+        "read": total,
+        "written": len(rows),
+        "skipped": len(skipped),
+        "skipped_examples": skipped[:5],
+    }
     return rows, report

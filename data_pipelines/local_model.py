@@ -46,9 +46,17 @@ def build_tiny_checkpoint(path: str | Path, seed: int = 0, hidden: int = 64, lay
     path = Path(path)
     tok = byte_tokenizer()
     cfg = Qwen2Config(
-        vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 4, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048, tie_word_embeddings=True,
-        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, bos_token_id=None,
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=hidden * 4,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=None,
     )
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(cfg)

@@ -68,8 +68,9 @@ def _against(cfg: DictConfig) -> Rows:
     return rows
 
 
-def _decontam(rows: Rows, test: Rows, against: Rows, cfg: DictConfig, test_mode: str,
-              reports: list[dict[str, Any]]) -> Rows:
+def _decontam(
+    rows: Rows, test: Rows, against: Rows, cfg: DictConfig, test_mode: str, reports: list[dict[str, Any]]
+) -> Rows:
     if not cfg.decontam.enabled:
         return rows
     d = cfg.decontam
@@ -112,8 +113,12 @@ def build_procedural(gen: TaskFn, cfg: DictConfig) -> tuple[dict[str, Rows], dic
         want = int(want * 1.25) + 10
     dedup_reports += reps
     decontam_reports += dreps
-    report = {"attempts": attempts, "dedup": dedup_reports, "decontam": decontam_reports,
-              "shortfall": max(0, n - len(train))}
+    report = {
+        "attempts": attempts,
+        "dedup": dedup_reports,
+        "decontam": decontam_reports,
+        "shortfall": max(0, n - len(train)),
+    }
     splits = {"train": train[:n]}
     if test:
         splits["test"] = test
@@ -148,8 +153,9 @@ def build_hub(spec: HubSpec, cfg: DictConfig) -> tuple[dict[str, Rows], dict[str
             report["dedup"].append(rep)
         splits[split] = rows
     if "train" in splits:
-        splits["train"] = _decontam(splits["train"], splits.get("test", []), _against(cfg), cfg, "ngram",
-                                    report["decontam"])
+        splits["train"] = _decontam(
+            splits["train"], splits.get("test", []), _against(cfg), cfg, "ngram", report["decontam"]
+        )
     if cfg.n is not None:
         for split, rows in splits.items():
             if len(rows) > cfg.n:
@@ -158,7 +164,9 @@ def build_hub(spec: HubSpec, cfg: DictConfig) -> tuple[dict[str, Rows], dict[str
                 report["sampled"][split] = {"from": len(rows), "to": len(keep), "seed": cfg.seed}
     for split, rows in splits.items():
         if not rows:
-            raise ValueError(f"[data] {cfg.data}: the {split} split is empty after cleaning; see the reports: {report}")
+            raise ValueError(
+                f"[data] {cfg.data}: the {split} split is empty after cleaning; see the reports: {report}"
+            )
     report["answer_stats"] = answer_stats(splits.get("train") or next(iter(splits.values())))
     return splits, report
 
@@ -193,13 +201,16 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     files = {split: write_rows(rows, out / f"{split}.parquet") for split, rows in splits.items()}
     if cfg.validate.enabled:
         tok, limit = _validator(cfg)
-        for split, info in files.items():
+        for info in files.values():
             info["verl_rows"] = check_loads_in_verl(info["path"], tok, limit)
     manifest = {
-        "name": str(cfg.data), "kind": kind, "seed": cfg.seed,
+        "name": str(cfg.data),
+        "kind": kind,
+        "seed": cfg.seed,
         "config": OmegaConf.to_container(cfg, resolve=True),
         "data_sources": sorted({r["data_source"] for rows in splits.values() for r in rows}),
-        "files": files, "report": report,
+        "files": files,
+        "report": report,
     }
     path = write_manifest(out, manifest)
     for split, info in files.items():

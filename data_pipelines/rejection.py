@@ -24,18 +24,34 @@ from data_pipelines.io import atomic_write_table, read_rows, sha256_file
 MESSAGES = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 
 
-def select(rows: list[dict[str, Any]], samples: pa.Table, max_per_prompt: int = 4) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def select(
+    rows: list[dict[str, Any]], samples: pa.Table, max_per_prompt: int = 4
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """SFT records from ``samples`` for the prompts in ``rows``; plus counts of what was rejected."""
     if max_per_prompt < 1:
         raise ValueError(f"[filter] sft.max_per_prompt must be >= 1, got {max_per_prompt}")
-    counts = {"samples": samples.num_rows, "wrong": 0, "bad_format": 0, "empty": 0, "duplicate": 0,
-              "over_cap": 0, "kept": 0}
+    counts = {
+        "samples": samples.num_rows,
+        "wrong": 0,
+        "bad_format": 0,
+        "empty": 0,
+        "duplicate": 0,
+        "over_cap": 0,
+        "kept": 0,
+    }
     seen: dict[int, set[str]] = {}
     out = []
     for s in samples.to_pylist():
         response = s["response"] or ""
-        reason = ("wrong" if not s["acc"] else "bad_format" if not (s["format"] or 0) > 0
-                  else "empty" if not response.strip() else None)
+        reason = (
+            "wrong"
+            if not s["acc"]
+            else "bad_format"
+            if not (s["format"] or 0) > 0
+            else "empty"
+            if not response.strip()
+            else None
+        )
         kept_here = seen.setdefault(s["prompt_index"], set())
         if reason is None and response in kept_here:
             reason = "duplicate"
@@ -46,11 +62,15 @@ def select(rows: list[dict[str, Any]], samples: pa.Table, max_per_prompt: int = 
             continue
         kept_here.add(response)
         row = rows[s["prompt_index"]]
-        out.append({
-            "messages": [*row["prompt"], {"role": "assistant", "content": response}],
-            "data_source": row["data_source"], "ground_truth": row["reward_model"]["ground_truth"],
-            "prompt_index": s["prompt_index"], "sample_index": s["sample_index"],
-        })
+        out.append(
+            {
+                "messages": [*row["prompt"], {"role": "assistant", "content": response}],
+                "data_source": row["data_source"],
+                "ground_truth": row["reward_model"]["ground_truth"],
+                "prompt_index": s["prompt_index"],
+                "sample_index": s["sample_index"],
+            }
+        )
     counts["kept"] = len(out)
     counts["prompts_with_a_kept_sample"] = sum(1 for v in seen.values() if v)
     return out, counts
@@ -58,8 +78,15 @@ def select(rows: list[dict[str, Any]], samples: pa.Table, max_per_prompt: int = 
 
 def write_sft(records: list[dict[str, Any]], path: str | Path) -> dict[str, Any]:
     """Write SFT records (an empty file with the right columns if there are none)."""
-    schema = pa.schema([("messages", MESSAGES), ("data_source", pa.string()), ("ground_truth", pa.string()),
-                        ("prompt_index", pa.int64()), ("sample_index", pa.int64())])
+    schema = pa.schema(
+        [
+            ("messages", MESSAGES),
+            ("data_source", pa.string()),
+            ("ground_truth", pa.string()),
+            ("prompt_index", pa.int64()),
+            ("sample_index", pa.int64()),
+        ]
+    )
     atomic_write_table(pa.Table.from_pylist(records, schema=schema), path)
     return {"path": str(path), "rows": len(records), "sha256": sha256_file(path)}
 
@@ -69,8 +96,9 @@ def check_loads_in_verl_sft(path: str | Path, tokenizer: Any, max_length: int = 
     from omegaconf import OmegaConf
     from verl.utils.dataset.multiturn_sft_dataset import MultiTurnSFTDataset
 
-    cfg = OmegaConf.create({"messages_key": "messages", "max_length": max_length, "truncation": "right",
-                            "pad_mode": "right"})
+    cfg = OmegaConf.create(
+        {"messages_key": "messages", "max_length": max_length, "truncation": "right", "pad_mode": "right"}
+    )
     ds = MultiTurnSFTDataset(parquet_files=str(path), tokenizer=tokenizer, config=cfg)
     if len(ds):
         item = ds[0]
@@ -94,7 +122,9 @@ def main(argv: list[str]) -> None:
             raise ValueError(f"[rejection] {key}=… is required ({main.__doc__})")
     cache = Path(cfg.cache)
     rows = read_rows(cfg.data)
-    store = ShardStore(cache.parent, cache.name, {}, len(rows), int(OmegaConf.load(cache / "chunks.json").chunk))
+    store = ShardStore(
+        cache.parent, cache.name, {}, len(rows), int(OmegaConf.load(cache / "chunks.json").chunk)
+    )
     records, counts = select(rows, store.load(), int(cfg.get("max_per_prompt", 4)))
     info = write_sft(records, cfg.out)
     print(f"[rejection] {info['rows']} SFT rows -> {info['path']}; {counts}")

@@ -21,7 +21,9 @@ def histogram_counts(rates: list[float], n: int) -> dict[str, int]:
     return {f"{k}/{n}": c for k, c in enumerate(counts)}
 
 
-def plot_histogram(rates: list[float], n: int, band: tuple[float, float], path: str | Path, title: str = "") -> Path:
+def plot_histogram(
+    rates: list[float], n: int, band: tuple[float, float], path: str | Path, title: str = ""
+) -> Path:
     """Bar chart of prompts per pass rate k/n, the keep band shaded; returns the PNG path."""
     import matplotlib
 
@@ -30,9 +32,11 @@ def plot_histogram(rates: list[float], n: int, band: tuple[float, float], path: 
 
     counts = list(histogram_counts(rates, n).values())
     xs = [k / n for k in range(n + 1)]
-    kept = sum(c for x, c in zip(xs, counts) if band[0] <= x <= band[1])
+    kept = sum(c for x, c in zip(xs, counts, strict=True) if band[0] <= x <= band[1])
     fig, ax = plt.subplots(figsize=(7, 3.6), dpi=110)
-    ax.axvspan(band[0] - 0.5 / n, band[1] + 0.5 / n, color="tab:green", alpha=0.12, label=f"kept band {list(band)}")
+    ax.axvspan(
+        band[0] - 0.5 / n, band[1] + 0.5 / n, color="tab:green", alpha=0.12, label=f"kept band {list(band)}"
+    )
     colors = ["tab:green" if band[0] <= x <= band[1] else "tab:gray" for x in xs]
     ax.bar(xs, counts, width=0.8 / n, color=colors)
     ax.set_xlabel(f"pass rate (correct of n={n} samples)")

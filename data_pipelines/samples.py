@@ -21,17 +21,27 @@ import pyarrow.parquet as pq
 
 from data_pipelines.io import atomic_write_table
 
-SAMPLE_SCHEMA = pa.schema([
-    ("prompt_index", pa.int64()), ("sample_index", pa.int64()), ("data_source", pa.string()),
-    ("response", pa.string()), ("score", pa.float64()), ("acc", pa.bool_()), ("format", pa.float64()),
-    ("pred", pa.string()), ("reason", pa.string()),
-])
+SAMPLE_SCHEMA = pa.schema(
+    [
+        ("prompt_index", pa.int64()),
+        ("sample_index", pa.int64()),
+        ("data_source", pa.string()),
+        ("response", pa.string()),
+        ("score", pa.float64()),
+        ("acc", pa.bool_()),
+        ("format", pa.float64()),
+        ("pred", pa.string()),
+        ("reason", pa.string()),
+    ]
+)
 
 
 class ShardStore:
     """Chunks of prompt indices and their sample shards under one cache key."""
 
-    def __init__(self, root: str | Path, key: str, key_parts: dict[str, Any], num_prompts: int, chunk: int) -> None:
+    def __init__(
+        self, root: str | Path, key: str, key_parts: dict[str, Any], num_prompts: int, chunk: int
+    ) -> None:
         self.dir = Path(root) / key
         self.dir.mkdir(parents=True, exist_ok=True)
         for leftover in self.dir.glob(".*.tmp"):  # a killed writer's temp file
@@ -69,7 +79,9 @@ class ShardStore:
         """All samples, ordered by (prompt_index, sample_index); fails if a shard is missing."""
         missing = self.pending()
         if missing:
-            raise RuntimeError(f"[filter] {len(missing)} chunks of {self.dir} are not sampled yet: {missing[:5]}…")
+            raise RuntimeError(
+                f"[filter] {len(missing)} chunks of {self.dir} are not sampled yet: {missing[:5]}…"
+            )
         tables = [pq.read_table(self.shard(i), schema=SAMPLE_SCHEMA) for i in range(len(self.chunks))]
         table = pa.concat_tables(tables) if tables else SAMPLE_SCHEMA.empty_table()
         return table.sort_by([("prompt_index", "ascending"), ("sample_index", "ascending")])

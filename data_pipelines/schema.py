@@ -37,7 +37,9 @@ def _check_messages(msgs: Any, where: str, row: int, key: str) -> None:
         raise RowError(where, row, key, f"must be a non-empty list of {{role, content}}, got {msgs!r:.80}")
     for j, m in enumerate(msgs):
         if not isinstance(m, dict) or set(m) != {"role", "content"}:
-            raise RowError(where, row, f"{key}[{j}]", f"must be a dict with keys role, content; got {m!r:.80}")
+            raise RowError(
+                where, row, f"{key}[{j}]", f"must be a dict with keys role, content; got {m!r:.80}"
+            )
         if m["role"] not in ROLES:
             raise RowError(where, row, f"{key}[{j}].role", f"unknown role {m['role']!r}; known: {ROLES}")
         if not isinstance(m["content"], str) or not m["content"].strip():
@@ -61,7 +63,10 @@ def validate_row(row: Any, where: str = "<rows>", index: int = 0) -> dict[str, A
     for key in ("data_source", "prompt", "ability", "reward_model", "extra_info"):
         if key not in row:
             raise RowError(
-                where, index, key, "missing key",
+                where,
+                index,
+                key,
+                "missing key",
                 "every row needs data_source, prompt, ability, reward_model, extra_info",
             )
     for key in ("data_source", "ability"):
@@ -74,7 +79,10 @@ def validate_row(row: Any, where: str = "<rows>", index: int = 0) -> dict[str, A
     gt = rm.get("ground_truth")
     if not isinstance(gt, str) or not gt.strip():
         raise RowError(
-            where, index, "reward_model.ground_truth", f"must be a non-empty string, got {gt!r:.80}",
+            where,
+            index,
+            "reward_model.ground_truth",
+            f"must be a non-empty string, got {gt!r:.80}",
             "store the gold answer as text, e.g. '1600'",
         )
     ei = row["extra_info"]
@@ -88,7 +96,10 @@ def validate_row(row: Any, where: str = "<rows>", index: int = 0) -> dict[str, A
         flat = isinstance(v, SCALARS) or (isinstance(v, list) and all(isinstance(x, SCALARS) for x in v))
         if not flat:
             raise RowError(
-                where, index, f"extra_info.{k}", f"must be a scalar or a list of scalars, got {type(v).__name__}",
+                where,
+                index,
+                f"extra_info.{k}",
+                f"must be a scalar or a list of scalars, got {type(v).__name__}",
                 "store nested metadata as a JSON string",
             )
     return row

@@ -78,12 +78,16 @@ def compute_score(
     format_weight = _check_weight("format_weight", format_weight)
     lang_weight = _check_weight("lang_weight", lang_weight)
     if lang_weight > 0 and target_lang is None:
-        raise ValueError("[reward.custom_reward_function.reward_kwargs] lang_weight > 0 needs target_lang ('zh' or 'en')")
+        raise ValueError(
+            "[reward.custom_reward_function.reward_kwargs] lang_weight > 0 needs target_lang ('zh' or 'en')"
+        )
     timeout_s = float(timeout_s)
     if not timeout_s > 0:
         raise ValueError(f"[reward.custom_reward_function.reward_kwargs] timeout_s ({timeout_s}) must be > 0")
     _, verifier = resolve(data_source)
-    text = solution_str if isinstance(solution_str, str) else ("" if solution_str is None else str(solution_str))
+    text = (
+        solution_str if isinstance(solution_str, str) else ("" if solution_str is None else str(solution_str))
+    )
     info = dict(extra_info) if isinstance(extra_info, dict) else {}
     info["data_source"] = str(data_source)
     try:

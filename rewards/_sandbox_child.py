@@ -74,8 +74,21 @@ def _install_hook(workdir, readable):
         "resource",
         "gc",
     }
-    path_events = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.link", "os.symlink",
-                   "os.truncate", "os.utime", "shutil.rmtree", "os.listdir", "os.scandir"}
+    path_events = {
+        "os.remove",
+        "os.rename",
+        "os.rmdir",
+        "os.mkdir",
+        "os.chmod",
+        "os.chown",
+        "os.link",
+        "os.symlink",
+        "os.truncate",
+        "os.utime",
+        "shutil.rmtree",
+        "os.listdir",
+        "os.scandir",
+    }
 
     def inside(path, roots):
         try:
@@ -93,7 +106,9 @@ def _install_hook(workdir, readable):
             path, mode, flags = args[0], args[1], args[2]
             if isinstance(path, int):
                 return
-            writing = (mode and any(c in str(mode) for c in "wax+")) or (flags or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
+            writing = (mode and any(c in str(mode) for c in "wax+")) or (flags or 0) & (
+                os.O_WRONLY | os.O_RDWR | os.O_CREAT
+            )
             if not inside(path, (workdir,) if writing else (workdir, *readable)):
                 raise PermissionError(f"sandbox: open {path!r} is not allowed")
         elif event in path_events and args and not inside(args[0], (workdir,)):
@@ -121,7 +136,9 @@ def main():
     with open("solution.py") as f:
         code = f.read()
     out = os.fdopen(result_fd, "w", buffering=1)
-    readable = tuple({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.__file__))})
+    readable = tuple(
+        {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.__file__))}
+    )
     real_stdout = sys.stdout
     _limits(limits)
     _install_hook(workdir, readable)

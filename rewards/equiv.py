@@ -38,7 +38,9 @@ _EMPTY = {
 _CHOICE_GOLD = re.compile(r"\(?([A-E])\)?")
 _CHOICE_PRED = re.compile(r"\(?([A-E])\)?(?:[.:)]\s*.*)?|(?:option|choice)\s*\(?([A-E])\)?", re.IGNORECASE)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
-_ASSIGN = re.compile(r"^\s*([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\))\s*(?:=|\\in(?![a-zA-Z]))\s*(?!=)(.+)$")
+_ASSIGN = re.compile(
+    r"^\s*([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\))\s*(?:=|\\in(?![a-zA-Z]))\s*(?!=)(.+)$"
+)
 _MATRIX = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
 _TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
 _OR = re.compile(r"\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*", re.IGNORECASE)
@@ -92,7 +94,12 @@ def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
     if s.startswith(r"\{") and s.endswith(r"\}"):
         inner = s[2:-2].strip()
         return "set", [x for x in _split_top(_OR.sub(",", inner)) if x] if inner else []
-    if len(s) >= 2 and s[0] in "([" and s[-1] in ")]" and _closes_at_end(s.replace(r"\{", "").replace(r"\}", "")):
+    if (
+        len(s) >= 2
+        and s[0] in "(["
+        and s[-1] in ")]"
+        and _closes_at_end(s.replace(r"\{", "").replace(r"\}", ""))
+    ):
         items = _split_top(s[1:-1])
         if len(items) >= 2:
             return f"bracket:{s[0]}{s[-1]}", items
@@ -221,7 +228,14 @@ def _match_pieces(ps: list[str], gs: list[str], deadline: float) -> bool:
     got = _scalar_pairs(batch, deadline) if batch else []
     used: set[int] = set()
     for i in range(len(ps)):
-        j = next((j for j in range(len(gs)) if j not in used and (i, j) in spans and all(got[slice(*spans[i, j])])), None)
+        j = next(
+            (
+                j
+                for j in range(len(gs))
+                if j not in used and (i, j) in spans and all(got[slice(*spans[i, j])])
+            ),
+            None,
+        )
         if j is None:
             return False
         used.add(j)

@@ -41,7 +41,9 @@ _HEDGE = re.compile(
 )
 
 # hedges in the sentence that carries a boxed answer ("perhaps \boxed{72}")
-_HEDGE_CONTEXT = re.compile(r"\b(?:maybe|perhaps|possibly|probably|might be|not sure|unsure|i guess|could be)\b", re.I)
+_HEDGE_CONTEXT = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|might be|not sure|unsure|i guess|could be)\b", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -181,7 +183,9 @@ def _answer_lines(final: str) -> list[str]:
     return out
 
 
-def extract_final(text: str, allow_box: bool = True, allow_line: bool = True, allow_gsm8k: bool = False) -> Extraction:
+def extract_final(
+    text: str, allow_box: bool = True, allow_line: bool = True, allow_gsm8k: bool = False
+) -> Extraction:
     r"""Extract the single final answer of ``text`` (see the module docstring for the rules).
 
     >>> extract_final(r"<think>2+2</think><answer>\boxed{4}</answer>").pred

@@ -64,7 +64,11 @@ _UNIT_WORDS = (
     "元|块|人|个|天|小时|分钟|米|千米|公里|岁"
 )
 _TRAILING_UNIT = re.compile(
-    r"(?:(?<=[\d}).])|(?<=\\pi))\s*(?:\\?\s*(?:" + _UNIT_WORDS + r")(?:\^\{?[23]\}?|²|³)?)(?:\s*(?:" + _UNIT_WORDS + r"))?\s*$",
+    r"(?:(?<=[\d}).])|(?<=\\pi))\s*(?:\\?\s*(?:"
+    + _UNIT_WORDS
+    + r")(?:\^\{?[23]\}?|²|³)?)(?:\s*(?:"
+    + _UNIT_WORDS
+    + r"))?\s*$",
     re.IGNORECASE,
 )
 _SPACES = re.compile(r"\s+")

@@ -138,11 +138,33 @@ def run_tests(
         with open(os.path.join(workdir, "solution.py"), "w") as f:
             f.write(code)
         limits = f"{math.ceil(timeout_s) + 1},{memory_mb << 20},{file_size_kb << 10}"
-        cmd = [*_unshare_prefix(), sys.executable, "-I", "-S", _CHILD, "call" if fn_name else "stdio", fn_name, str(w_fd), limits]
-        env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+        cmd = [
+            *_unshare_prefix(),
+            sys.executable,
+            "-I",
+            "-S",
+            _CHILD,
+            "call" if fn_name else "stdio",
+            fn_name,
+            str(w_fd),
+            limits,
+        ]
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": workdir,
+            "TMPDIR": workdir,
+            "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+        }
         proc = subprocess.Popen(
-            cmd, cwd=workdir, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(w_fd,), start_new_session=True,
+            cmd,
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(w_fd,),
+            start_new_session=True,
         )
         os.close(w_fd)
         w_fd = -1

@@ -43,7 +43,9 @@ def format_reward(text: str) -> float:
     return 1.0 if m and m.group(1).strip() and m.group(2).strip() else 0.0
 
 
-def overlong_penalty(response_length: int, max_resp_len: int, buffer_len: int, penalty_factor: float) -> float:
+def overlong_penalty(
+    response_length: int, max_resp_len: int, buffer_len: int, penalty_factor: float
+) -> float:
     """DAPO soft overlong penalty: ``min(-(L - (max - buffer)) / buffer * factor, 0)`` (veRL's formula).
 
     >>> [overlong_penalty(n, 64, 32, 1.0) for n in (30, 40, 52, 64)]
@@ -68,7 +70,9 @@ def language_consistency(text: str, target_lang: str) -> float:
     1.0
     """
     if target_lang not in _LANG_SCRIPTS:
-        raise ValueError(f"[reward] target_lang {target_lang!r} is not supported; use one of {sorted(_LANG_SCRIPTS)}")
+        raise ValueError(
+            f"[reward] target_lang {target_lang!r} is not supported; use one of {sorted(_LANG_SCRIPTS)}"
+        )
     parts = split_think(text)
     reasoning = parts[0] if parts and parts[0] else (text if parts is None else parts[1])
     n_cjk = len(_CJK.findall(reasoning))

@@ -76,7 +76,9 @@ def generate(
         if not digits or any(d < 1 or d > 12 for d in digits):
             raise ValueError(f"[data] arithmetic digits must be a non-empty list of 1..12, got {digits}")
     elif not 1 <= min_digits <= max_digits <= 12:
-        raise ValueError(f"[data] arithmetic needs 1 <= min_digits ({min_digits}) <= max_digits ({max_digits}) <= 12")
+        raise ValueError(
+            f"[data] arithmetic needs 1 <= min_digits ({min_digits}) <= max_digits ({max_digits}) <= 12"
+        )
     tpl = resolve_template(template, ("answer_tag",), "arithmetic")
     rng = task_rng("arithmetic", seed, split)
     rows = []

@@ -43,8 +43,9 @@ def _combine(rng: random.Random, a: tuple[int, str], b: tuple[int, str]) -> tupl
     return None
 
 
-def solvable_instance(rng: random.Random, count: int, max_number: int, max_target: int,
-                      tries: int = 1000) -> tuple[list[int], int, str]:
+def solvable_instance(
+    rng: random.Random, count: int, max_number: int, max_target: int, tries: int = 1000
+) -> tuple[list[int], int, str]:
     """Draw ``count`` numbers in 1..max_number and a target in 1..max_target reachable from them."""
     for _ in range(tries):
         numbers = [rng.randint(1, max_number) for _ in range(count)]
@@ -57,13 +58,23 @@ def solvable_instance(rng: random.Random, count: int, max_number: int, max_targe
             pool = [p for k, p in enumerate(pool) if k not in (i, j)] + [merged]
         if len(pool) == 1 and 1 <= pool[0][0] <= max_target:
             return numbers, pool[0][0], pool[0][1][1:-1] if pool[0][1].startswith("(") else pool[0][1]
-    raise ValueError(f"[data] no solvable countdown instance in {tries} tries (count={count}, "
-                     f"max_number={max_number}, max_target={max_target}); raise max_target")
+    raise ValueError(
+        f"[data] no solvable countdown instance in {tries} tries (count={count}, "
+        f"max_number={max_number}, max_target={max_target}); raise max_target"
+    )
 
 
 @TASKS.register("countdown")
-def generate(n: int, seed: int, split: str, template: str = "r1_zero", min_count: int = 3,
-             max_count: int = 4, max_number: int = 99, max_target: int = 100) -> list[dict[str, Any]]:
+def generate(
+    n: int,
+    seed: int,
+    split: str,
+    template: str = "r1_zero",
+    min_count: int = 3,
+    max_count: int = 4,
+    max_number: int = 99,
+    max_target: int = 100,
+) -> list[dict[str, Any]]:
     """``n`` countdown rows for ``split``; deterministic in (seed, split)."""
     if not 2 <= min_count <= max_count:
         raise ValueError(f"[data] need 2 <= min_count ({min_count}) <= max_count ({max_count})")
@@ -71,11 +82,21 @@ def generate(n: int, seed: int, split: str, template: str = "r1_zero", min_count
     rng = task_rng("countdown", seed, split)
     rows = []
     for i in range(n):
-        numbers, target, solution = solvable_instance(rng, rng.randint(min_count, max_count), max_number, max_target)
+        numbers, target, solution = solvable_instance(
+            rng, rng.randint(min_count, max_count), max_number, max_target
+        )
         question = QUESTION.format(numbers=numbers, target=target)
-        rows.append(make_row(
-            data_source="countdown", question=question, prompt_text=question + INSTRUCTIONS,
-            answer=json.dumps({"target": target, "numbers": numbers}), ability="math", split=split,
-            index=i, template=tpl, extra={"target": target, "numbers": numbers, "solution": solution},
-        ))
+        rows.append(
+            make_row(
+                data_source="countdown",
+                question=question,
+                prompt_text=question + INSTRUCTIONS,
+                answer=json.dumps({"target": target, "numbers": numbers}),
+                ability="math",
+                split=split,
+                index=i,
+                template=tpl,
+                extra={"target": target, "numbers": numbers, "solution": solution},
+            )
+        )
     return rows

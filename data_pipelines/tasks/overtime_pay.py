@@ -35,7 +35,13 @@ PEOPLE = ("我", "小林", "小王", "老张", "我老婆", "我同事", "小陈
 MONTHS = ("这个月", "上个月", "3月份", "本月", "10月")
 HOLIDAYS = ("国庆节", "春节", "五一", "元旦", "端午节", "中秋节", "清明节")
 CN = dict(enumerate("零一两三四五六七八九十", start=0))
-ASKS = ("加班费应该是多少？", "按规定加班费一共多少元？", "能拿多少加班费？", "公司应该付多少加班费？", "加班费怎么算，一共多少钱？")
+ASKS = (
+    "加班费应该是多少？",
+    "按规定加班费一共多少元？",
+    "能拿多少加班费？",
+    "公司应该付多少加班费？",
+    "加班费怎么算，一共多少钱？",
+)
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,11 @@ def question_for(case: OvertimeCase, rng: random.Random) -> str:
     if case.rest_days:
         d, c = case.rest_days, case.comp_days
         if c == 0:
-            parts.append(rng.choice((f"休息日加了{_days(rng, d)}天班，没补休", f"周末加班{_days(rng, d)}天，公司没有安排补休")))
+            parts.append(
+                rng.choice(
+                    (f"休息日加了{_days(rng, d)}天班，没补休", f"周末加班{_days(rng, d)}天，公司没有安排补休")
+                )
+            )
         else:
             parts.append(f"休息日加班{_days(rng, d)}天，其中{_days(rng, c)}天已经补休")
     if case.holiday_days:
@@ -113,8 +123,17 @@ def prompt_for(question: str, include_rules: bool = True) -> str:
 
 def random_case(rng: random.Random, max_monthly: int = 30000) -> OvertimeCase:
     """Draw a case: wage 3,000..max_monthly in steps of 50, one to three kinds of overtime."""
-    kinds = rng.choice((("rest",), ("weekday",), ("holiday",), ("rest", "weekday"), ("rest", "holiday"),
-                        ("weekday", "holiday"), ("rest", "weekday", "holiday")))
+    kinds = rng.choice(
+        (
+            ("rest",),
+            ("weekday",),
+            ("holiday",),
+            ("rest", "weekday"),
+            ("rest", "holiday"),
+            ("weekday", "holiday"),
+            ("rest", "weekday", "holiday"),
+        )
+    )
     rest = rng.randint(1, 6) if "rest" in kinds else 0
     return OvertimeCase(
         monthly=rng.randrange(3000, max_monthly + 1, 50),
@@ -125,21 +144,39 @@ def random_case(rng: random.Random, max_monthly: int = 30000) -> OvertimeCase:
     )
 
 
-def row_for(case: OvertimeCase, index: int, split: str, rng: random.Random,
-            template: str = "r1_zero", include_rules: bool = True) -> dict[str, Any]:
+def row_for(
+    case: OvertimeCase,
+    index: int,
+    split: str,
+    rng: random.Random,
+    template: str = "r1_zero",
+    include_rules: bool = True,
+) -> dict[str, Any]:
     """One veRL row for an explicit case (used by :func:`generate` and by the tests)."""
     tpl = resolve_template(template, ("answer_tag",), "overtime_pay")
     question = question_for(case, rng)
     return make_row(
-        data_source="overtime_pay", question=question, prompt_text=prompt_for(question, include_rules),
-        answer=format_yuan(overtime_pay(case)), ability="math", split=split, index=index,
-        template=tpl, extra=asdict(case),
+        data_source="overtime_pay",
+        question=question,
+        prompt_text=prompt_for(question, include_rules),
+        answer=format_yuan(overtime_pay(case)),
+        ability="math",
+        split=split,
+        index=index,
+        template=tpl,
+        extra=asdict(case),
     )
 
 
 @TASKS.register("overtime_pay")
-def generate(n: int, seed: int, split: str, template: str = "r1_zero", include_rules: bool = True,
-             max_monthly: int = 30000) -> list[dict[str, Any]]:
+def generate(
+    n: int,
+    seed: int,
+    split: str,
+    template: str = "r1_zero",
+    include_rules: bool = True,
+    max_monthly: int = 30000,
+) -> list[dict[str, Any]]:
     """``n`` overtime-pay rows for ``split``; deterministic in (seed, split)."""
     if max_monthly < 3000:
         raise ValueError(f"[data] max_monthly ({max_monthly}) must be >= 3000")

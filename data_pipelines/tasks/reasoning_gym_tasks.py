@@ -20,14 +20,27 @@ from data_pipelines.tasks._common import derived_seed, make_row, resolve_templat
 
 PREFIX = "reasoning_gym/"
 CURATED = (
-    "spell_backward", "letter_counting", "word_sorting", "chain_sum", "basic_arithmetic",
-    "number_sorting", "leg_counting", "gsm_symbolic", "base_conversion", "caesar_cipher",
-    "word_sequence_reversal", "gcd", "lcm", "prime_factorization", "simple_equations",
+    "spell_backward",
+    "letter_counting",
+    "word_sorting",
+    "chain_sum",
+    "basic_arithmetic",
+    "number_sorting",
+    "leg_counting",
+    "gsm_symbolic",
+    "base_conversion",
+    "caesar_cipher",
+    "word_sequence_reversal",
+    "gcd",
+    "lcm",
+    "prime_factorization",
+    "simple_equations",
 )
 
 
-def generate_reasoning_gym(task: str, n: int, seed: int, split: str, template: str = "r1_zero",
-                           **params: Any) -> list[dict[str, Any]]:
+def generate_reasoning_gym(
+    task: str, n: int, seed: int, split: str, template: str = "r1_zero", **params: Any
+) -> list[dict[str, Any]]:
     """``n`` rows of reasoning-gym dataset ``task``; ``params`` go to its config (e.g. ``min_word_len``)."""
     import reasoning_gym
 
@@ -35,14 +48,23 @@ def generate_reasoning_gym(task: str, n: int, seed: int, split: str, template: s
     if task not in known:
         raise KeyError(f"unknown reasoning-gym task {task!r}; known: {', '.join(known)}")
     tpl = resolve_template(template, ("answer_tag",), f"{PREFIX}{task}")
-    ds = reasoning_gym.create_dataset(task, size=n, seed=derived_seed(PREFIX + task, seed, split) % 2**31, **params)
+    ds = reasoning_gym.create_dataset(
+        task, size=n, seed=derived_seed(PREFIX + task, seed, split) % 2**31, **params
+    )
     rows = []
     for i, entry in enumerate(ds):
-        rows.append(make_row(
-            data_source=f"{PREFIX}{task}", question=entry["question"], answer=str(entry["answer"]),
-            ability="reasoning", split=split, index=i, template=tpl,
-            extra={"rg_task": task, "rg_entry": json.dumps(entry, ensure_ascii=False, default=str)},
-        ))
+        rows.append(
+            make_row(
+                data_source=f"{PREFIX}{task}",
+                question=entry["question"],
+                answer=str(entry["answer"]),
+                ability="reasoning",
+                split=split,
+                index=i,
+                template=tpl,
+                extra={"rg_task": task, "rg_entry": json.dumps(entry, ensure_ascii=False, default=str)},
+            )
+        )
     return rows
 
 
@@ -50,7 +72,7 @@ def task_for(name: str) -> Any:
     """The generator for ``reasoning_gym/<name>`` (registered or not)."""
     if not name.startswith(PREFIX):
         raise KeyError(f"{name!r} is not a reasoning-gym task name (they start with {PREFIX!r})")
-    return functools.partial(generate_reasoning_gym, name[len(PREFIX):])
+    return functools.partial(generate_reasoning_gym, name[len(PREFIX) :])
 
 
 for _name in CURATED:

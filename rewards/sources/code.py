@@ -39,7 +39,9 @@ def extract_code(text: str) -> str | None:
 
 
 @register("code", "codecontests", "apps", "taco", "livecodebench")
-def verify_code(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+def verify_code(
+    solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
     """All hidden tests pass.
 
     >>> verify_code("```python\\nprint(sum(map(int, input().split())))\\n```", '{"inputs": ["1 2\\\\n"], "outputs": ["3\\\\n"]}', {}, 1.0)["acc"]

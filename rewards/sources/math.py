@@ -59,7 +59,9 @@ def _verify(solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k:
     "math500",
     "numina_math",
 )
-def verify_math(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+def verify_math(
+    solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
     r"""Credit one unambiguous final answer equivalent to the gold.
 
     >>> verify_math(r"... so $x=\dfrac{6}{4}$, i.e. \boxed{\frac{3}{2}}", "1.5", {}, 1.0)["acc"]
@@ -71,7 +73,9 @@ def verify_math(solution_str: str, ground_truth: Any, extra_info: dict[str, Any]
 
 
 @register("gsm8k", "openai/gsm8k")
-def verify_gsm8k(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+def verify_gsm8k(
+    solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
     """Like ``math``, and the ``#### 72`` line of GSM8K's own format also counts.
 
     >>> verify_gsm8k("48 + 24 = 72\\n#### 72", "#### 72", {}, 1.0)["acc"]

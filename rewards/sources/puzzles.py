@@ -71,7 +71,9 @@ def _gold_dict(ground_truth: Any) -> dict[str, Any]:
 
 
 @register("countdown", "countdown_tinyzero")
-def verify_countdown(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+def verify_countdown(
+    solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
     """Equation in the single answer tag uses each number once and hits the target.
 
     >>> verify_countdown("<answer>(6 + 4) * 3</answer>", '{"target": 30, "numbers": [3, 4, 6]}', {}, 1.0)["acc"]

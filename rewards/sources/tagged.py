@@ -51,7 +51,9 @@ def single_tag_answer(text: str) -> str | None:
 
 
 @register("arithmetic")
-def verify_arithmetic(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+def verify_arithmetic(
+    solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
     """Integer in the single answer tag equals the gold integer.
 
     >>> verify_arithmetic("<think>4+4+0=08,7+0+0=07,8+4+0=12</think><answer>1278</answer>", "1278", {}, 1.0)["acc"]
@@ -94,7 +96,9 @@ def overtime_gold(monthly: float | str, days: float | str, kind: str) -> str:
 
 
 @register("overtime_pay")
-def verify_overtime(solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+def verify_overtime(
+    solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
     """Amount in the single answer tag equals the gold at 0.01-yuan precision.
 
     >>> verify_overtime("<think>8700/21.75=400, 400*2*2</think><answer>1,600 元</answer>", "1600.00", {}, 1.0)["acc"]

@@ -31,8 +31,15 @@ def test_checklist_order_and_registry() -> None:
     import analysis.checks_curves  # noqa: F401
 
     names = sorted(CHECKS.names(), key=lambda n: CHECKS.get(n).order)
-    assert names == ["verifier_audit", "difficulty", "logprob_alignment", "entropy", "length_vs_accuracy",
-                     "base_pass_at_k", "reward_hacking"]
+    assert names == [
+        "verifier_audit",
+        "difficulty",
+        "logprob_alignment",
+        "entropy",
+        "length_vs_accuracy",
+        "base_pass_at_k",
+        "reward_hacking",
+    ]
 
 
 def test_sick_run_is_flagged(sick_run: Path, tmp_path: Path) -> None:
@@ -48,7 +55,7 @@ def test_sick_run_is_flagged(sick_run: Path, tmp_path: Path) -> None:
     assert s["3"].status == "not_logged"  # no log-probs in this run
     md = files["markdown"].read_text()
     assert "![4. Entropy](entropy.png)" in md and (tmp_path / "entropy.png").stat().st_size > 1000
-    assert "<img src=\"entropy.png\"" in files["html"].read_text()
+    assert '<img src="entropy.png"' in files["html"].read_text()
 
 
 def test_healthy_run_passes(healthy_run: Path, tmp_path: Path) -> None:
@@ -72,9 +79,12 @@ def test_bare_run_says_not_logged(tmp_path: Path) -> None:
 
 
 def test_base_eval_result_is_read(healthy_run: Path, tmp_path: Path) -> None:
-    result = {"overall": {"pass": {"1": {"mean": 0.3, "lo": 0.25, "hi": 0.35}, "64": {"mean": 0.85, "lo": 0.8,
-                                                                                    "hi": 0.9}}},
-              "settings": {"model": "base"}}
+    result = {
+        "overall": {
+            "pass": {"1": {"mean": 0.3, "lo": 0.25, "hi": 0.35}, "64": {"mean": 0.85, "lo": 0.8, "hi": 0.9}}
+        },
+        "settings": {"model": "base"},
+    }
     (tmp_path / "base.json").write_text(json.dumps(result))
     doc, _ = diagnose.run(cfg_for(healthy_run, tmp_path / "o", base_eval=str(tmp_path / "base.json")))
     assert by_title(doc)["6"].verdict.startswith("pass@1 0.3 [0.25, 0.35], pass@64 0.85")
@@ -92,9 +102,14 @@ def test_hacking_heuristics() -> None:
     assert fastest_rise(jump) > 0.5 > fastest_rise(slow)
 
 
-@pytest.mark.parametrize(("resp", "gold", "ok"), [("<think>x</think><answer>1278</answer>", "1278", True),
-                                                  ("<answer>12</answer>", "1278", False),
-                                                  ("so \\boxed{\\frac{1}{2}}", "0.5", True)])
+@pytest.mark.parametrize(
+    ("resp", "gold", "ok"),
+    [
+        ("<think>x</think><answer>1278</answer>", "1278", True),
+        ("<answer>12</answer>", "1278", False),
+        ("so \\boxed{\\frac{1}{2}}", "0.5", True),
+    ],
+)
 def test_graders(resp: str, gold: str, ok: bool) -> None:
     assert GRADERS.get("math_verify")(resp, gold) is ok
     assert answer_region("<think>9</think>tail") == "tail"

@@ -49,8 +49,19 @@ def test_pass_at_k_matches_enumeration(n: int) -> None:
             assert pass_at_k(n, c, k) == pytest.approx(brute_pass(n, c, k), abs=1e-12), (n, c, k)
 
 
-@pytest.mark.parametrize(("n", "c", "k"), [(200, 3, 50), (1000, 1, 1), (1000, 10, 100), (5000, 7, 1000),
-                                           (10000, 9990, 2), (64, 0, 64), (64, 1, 64), (100000, 5, 10)])
+@pytest.mark.parametrize(
+    ("n", "c", "k"),
+    [
+        (200, 3, 50),
+        (1000, 1, 1),
+        (1000, 10, 100),
+        (5000, 7, 1000),
+        (10000, 9990, 2),
+        (64, 0, 64),
+        (64, 1, 64),
+        (100000, 5, 10),
+    ],
+)
 def test_pass_at_k_matches_exact_closed_form(n: int, c: int, k: int) -> None:
     exact = 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
     assert pass_at_k(n, c, k) == pytest.approx(float(exact), rel=1e-10, abs=1e-12)
@@ -63,12 +74,16 @@ def test_pass_at_k_vectorised_and_broadcast() -> None:
     k = np.minimum(rng.integers(1, 64, size=5000), n)
     got = pass_at_k(n, c, k)
     assert got.shape == (5000,)
-    want = [1 - math.comb(int(a - b), int(q)) / math.comb(int(a), int(q)) for a, b, q in zip(n[:200], c[:200], k[:200],
-                                                                                             strict=True)]
+    want = [
+        1 - math.comb(int(a - b), int(q)) / math.comb(int(a), int(q))
+        for a, b, q in zip(n[:200], c[:200], k[:200], strict=True)
+    ]
     np.testing.assert_allclose(got[:200], want, rtol=1e-9, atol=1e-12)
     grid = pass_at_k(64, np.arange(65)[:, None], np.array([1, 4, 16, 64])[None, :])
     assert grid.shape == (65, 4)
-    assert np.all(np.diff(grid, axis=0) >= -1e-15) and np.all(np.diff(grid, axis=1) >= -1e-15)  # monotone in c, k
+    assert np.all(np.diff(grid, axis=0) >= -1e-15) and np.all(
+        np.diff(grid, axis=1) >= -1e-15
+    )  # monotone in c, k
     np.testing.assert_allclose(grid[:, 0], np.arange(65) / 64)  # pass@1 = c/n
 
 
@@ -122,7 +137,9 @@ def test_bootstrap_ci_covers_and_shrinks() -> None:
     lo_b, hi_b = bootstrap_ci(big)
     assert lo_b < 0.3 < hi_b
     assert (hi_b - lo_b) < (hi_s - lo_s) / 5
-    ref = stats.bootstrap((big,), np.mean, n_resamples=2000, method="percentile", random_state=0).confidence_interval
+    ref = stats.bootstrap(
+        (big,), np.mean, n_resamples=2000, method="percentile", random_state=0
+    ).confidence_interval
     assert lo_b == pytest.approx(ref.low, abs=0.005) and hi_b == pytest.approx(ref.high, abs=0.005)
     assert all(math.isnan(v) for v in bootstrap_ci([]))
     assert bootstrap_ci([0.7]) == (0.7, 0.7)

@@ -38,7 +38,13 @@ def test_sweep_report(sweep_dir: Path, tmp_path: Path) -> None:
     lo = float(acc["kl=k3_0.05"][6].strip("[]").split(",")[0])
     assert lo > 0 and acc["kl=k3_0.05"][7] > 2  # large Hedges g
     assert math.isnan(acc["kl=none"][5])  # baseline vs itself is n/a
-    for name in ("report.md", "report.html", "curve_score.png", "curve_entropy.png", "length_correct_incorrect.png"):
+    for name in (
+        "report.md",
+        "report.html",
+        "curve_score.png",
+        "curve_entropy.png",
+        "length_correct_incorrect.png",
+    ):
         assert (tmp_path / name).stat().st_size > 500, name
     assert "not logged by any run: rollout vs training prob diff" in files["markdown"].read_text()
 

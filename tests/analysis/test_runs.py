@@ -35,7 +35,9 @@ def write_verl_run(path: Path) -> Path:
     (path / "rollouts").mkdir()
     (path / "rollouts" / "3.jsonl").write_text("".join(json.dumps(r) + "\n" for r in VERL_GEN))
     (path / ".hydra").mkdir()
-    (path / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(["recipe=dapo", "clip=ppo", "rlvr.seed=3"]))
+    (path / ".hydra" / "overrides.yaml").write_text(
+        yaml.safe_dump(["recipe=dapo", "clip=ppo", "rlvr.seed=3"])
+    )
     (path / "config.yaml").write_text(yaml.safe_dump({"rlvr": {"recipe": "dapo", "seed": 3}}))
     return path
 
@@ -44,7 +46,11 @@ def test_reads_verl_file_logger_format(tmp_path: Path) -> None:
     run = Run(write_verl_run(tmp_path / "verl"))
     score = run.series("critic/score/mean")
     assert score is not None
-    assert score.steps.tolist() == [1, 2, 3] and score.values.tolist() == [0.125, 0.25, 0.375]  # last write wins
+    assert score.steps.tolist() == [1, 2, 3] and score.values.tolist() == [
+        0.125,
+        0.25,
+        0.375,
+    ]  # last write wins
     assert run.series("actor/pg_clipfrac").values.tolist() == [0.0031, 0.004]  # 1-element list unwrapped
     assert run.series("^val-core/.*/acc/mean@").values.tolist() == [0.31]
     assert run.series("actor/kl_loss") is None  # not logged -> None, no exception

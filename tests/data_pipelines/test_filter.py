@@ -45,7 +45,12 @@ class ScriptedGenerator:
         for p in prompts:
             q = p[-1]["content"]
             k = self.index[q] % (n + 1)
-            out.append([f"<think>try {j}</think><answer>{self.gold[q] if j < k else '0.5'}</answer>" for j in range(n)])
+            out.append(
+                [
+                    f"<think>try {j}</think><answer>{self.gold[q] if j < k else '0.5'}</answer>"
+                    for j in range(n)
+                ]
+            )
         return out
 
 
@@ -78,8 +83,18 @@ def test_clear_errors_before_any_work(dataset, tmp_path):
 def test_band_control_and_sft_with_known_pass_rates(dataset, tmp_path):
     rows = read_rows(dataset)
     n = 4
-    summary = run(cfg_for(data=str(dataset), model="scripted", n=n, band=[0.25, 0.75], out=str(tmp_path / "o"),
-                          validate=False, sampling={"batch_prompts": 3}), generator=ScriptedGenerator(rows))
+    summary = run(
+        cfg_for(
+            data=str(dataset),
+            model="scripted",
+            n=n,
+            band=[0.25, 0.75],
+            out=str(tmp_path / "o"),
+            validate=False,
+            sampling={"batch_prompts": 3},
+        ),
+        generator=ScriptedGenerator(rows),
+    )
     rates = [p["pass_rate"] for p in pq.read_table(tmp_path / "o/pass_rates.parquet").to_pylist()]
     assert rates == [(i % (n + 1)) / n for i in range(20)]
     filtered = read_rows(tmp_path / "o/filtered.parquet")
@@ -92,15 +107,22 @@ def test_band_control_and_sft_with_known_pass_rates(dataset, tmp_path):
     per_prompt = {i: min(i % 5, 4) for i in range(20)}
     assert len(sft) == sum(per_prompt.values()) == summary["sft"]["kept"]
     assert summary["sft"]["wrong"] == 20 * n - len(sft)
-    assert all(s["messages"][-1]["role"] == "assistant" and s["ground_truth"] in s["messages"][-1]["content"]
-               for s in sft)
+    assert all(
+        s["messages"][-1]["role"] == "assistant" and s["ground_truth"] in s["messages"][-1]["content"]
+        for s in sft
+    )
     assert summary["histogram"] == {f"{k}/4": 4 for k in range(5)}
     assert Path(summary["histogram_png"]).stat().st_size > 1000
 
 
 def test_real_tiny_model_run_and_cache_reuse(dataset, tmp_path, tiny_model):
-    common = dict(data=str(dataset), model=str(tiny_model), n=2, out=str(tmp_path / "o"),
-                  sampling={"max_new_tokens": 8, "batch_prompts": 8})
+    common = dict(
+        data=str(dataset),
+        model=str(tiny_model),
+        n=2,
+        out=str(tmp_path / "o"),
+        sampling={"max_new_tokens": 8, "batch_prompts": 8},
+    )
     first = run(cfg_for(**common))
     assert first["samples"] == 40 and first["timings"]["chunks_sampled"] == 3
     assert first["key_parts"]["model"]["backend"] == "hf"
@@ -112,17 +134,33 @@ def test_real_tiny_model_run_and_cache_reuse(dataset, tmp_path, tiny_model):
 
 
 def _cli(data, model, out, *extra):
-    return [sys.executable, "-m", "data_pipelines.filter", f"data={data}", f"model={model}", "n=4",
-            f"out={out}", "sampling.max_new_tokens=48", "sampling.batch_prompts=2", "progress=false",
-            "validate=false", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "data_pipelines.filter",
+        f"data={data}",
+        f"model={model}",
+        "n=4",
+        f"out={out}",
+        "sampling.max_new_tokens=48",
+        "sampling.batch_prompts=2",
+        "progress=false",
+        "validate=false",
+        *extra,
+    ]
 
 
 def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
     data = tmp_path / "train.parquet"
     write_rows(TASKS.get("reasoning_gym/spell_backward")(n=40, seed=0, split="train"), data)
     killed_out = tmp_path / "killed"
-    proc = subprocess.Popen(_cli(data, tiny_model, killed_out), cwd=REPO, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        _cli(data, tiny_model, killed_out),
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
         if len(list(killed_out.glob("cache/*/samples-*.parquet"))) >= 3:
@@ -136,8 +174,16 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
     assert 3 <= done_before < 20
     res = subprocess.run(_cli(data, tiny_model, killed_out), cwd=REPO, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-2000:]
-    clean = run(cfg_for(data=str(data), model=str(tiny_model), n=4, out=str(tmp_path / "clean"), validate=False,
-                        sampling={"max_new_tokens": 48, "batch_prompts": 2}))
+    clean = run(
+        cfg_for(
+            data=str(data),
+            model=str(tiny_model),
+            n=4,
+            out=str(tmp_path / "clean"),
+            validate=False,
+            sampling={"max_new_tokens": 48, "batch_prompts": 2},
+        )
+    )
     assert clean["timings"]["chunks_sampled"] == 20
     for name in ("pass_rates.parquet", "filtered.parquet", "control.parquet", "sft.parquet"):
         a, b = killed_out / name, tmp_path / "clean" / name
@@ -148,4 +194,4 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
     samples = [pq.read_table(p) for p in sorted((killed_out / "cache" / key).glob("samples-*.parquet"))]
     reference = [pq.read_table(p) for p in sorted((tmp_path / "clean/cache" / key).glob("samples-*.parquet"))]
     assert len(samples) == len(reference) == 20
-    assert all(x.equals(y) for x, y in zip(samples, reference))  # no prompt lost or duplicated
+    assert all(x.equals(y) for x, y in zip(samples, reference, strict=True))  # no prompt lost or duplicated

@@ -13,26 +13,61 @@ from data_pipelines.hub import ADAPTERS, convert_rows, read_local
 from data_pipelines.make_data import run
 from data_pipelines.schema import RowError
 
-DAPO_Q = ("Solve the following math problem step by step. The last line of your response should be of the form "
-          "Answer: $Answer (without quotes) where $Answer is the answer to the problem.\n\n{q}\n\n"
-          "Remember to put your answer on its own line after \"Answer:\".")
+DAPO_Q = (
+    "Solve the following math problem step by step. The last line of your response should be of the form "
+    "Answer: $Answer (without quotes) where $Answer is the answer to the problem.\n\n{q}\n\n"
+    'Remember to put your answer on its own line after "Answer:".'
+)
 
 FIXTURES = {
-    "gsm8k": [{"question": "Tom has 3 apples and buys 4 more. How many?", "answer": "3+4=7\n#### 7"},
-              {"question": "A shop sells 1,200 pens a day for 2 days. Total?", "answer": "#### 2,400"}],
-    "math": [{"problem": "Compute $\\frac{1}{2}+\\frac{1}{4}$.", "solution": "It is $\\boxed{\\frac{3}{4}}$.",
-              "level": "Level 1", "type": "Algebra"}],
-    "math500": [{"problem": "What is $2^{10}$?", "answer": "1024", "subject": "Algebra", "level": 1,
-                 "unique_id": "test/algebra/1.json"}],
-    "dapo_math_17k": [{"data_source": "math_dapo", "prompt": [{"role": "user", "content": DAPO_Q.format(q="Find $x$ if $2x=6$.")}],
-                       "ability": "MATH", "reward_model": {"ground_truth": "3", "style": "rule-lighteval/MATH_v2"},
-                       "extra_info": {"index": "a1"}}],
-    "aime24": [{"id": 60, "problem": "Find the remainder when $7^{2024}$ is divided by 1000.", "answer": "001",
-                "solution": "..."}],
+    "gsm8k": [
+        {"question": "Tom has 3 apples and buys 4 more. How many?", "answer": "3+4=7\n#### 7"},
+        {"question": "A shop sells 1,200 pens a day for 2 days. Total?", "answer": "#### 2,400"},
+    ],
+    "math": [
+        {
+            "problem": "Compute $\\frac{1}{2}+\\frac{1}{4}$.",
+            "solution": "It is $\\boxed{\\frac{3}{4}}$.",
+            "level": "Level 1",
+            "type": "Algebra",
+        }
+    ],
+    "math500": [
+        {
+            "problem": "What is $2^{10}$?",
+            "answer": "1024",
+            "subject": "Algebra",
+            "level": 1,
+            "unique_id": "test/algebra/1.json",
+        }
+    ],
+    "dapo_math_17k": [
+        {
+            "data_source": "math_dapo",
+            "prompt": [{"role": "user", "content": DAPO_Q.format(q="Find $x$ if $2x=6$.")}],
+            "ability": "MATH",
+            "reward_model": {"ground_truth": "3", "style": "rule-lighteval/MATH_v2"},
+            "extra_info": {"index": "a1"},
+        }
+    ],
+    "aime24": [
+        {
+            "id": 60,
+            "problem": "Find the remainder when $7^{2024}$ is divided by 1000.",
+            "answer": "001",
+            "solution": "...",
+        }
+    ],
     "aime25": [{"problem": "How many positive divisors does 2025 have?", "answer": "15", "id": "I-1"}],
 }
-EXPECT = {"gsm8k": ["7", "2400"], "math": ["\\frac{3}{4}"], "math500": ["1024"], "dapo_math_17k": ["3"],
-          "aime24": ["1"], "aime25": ["15"]}
+EXPECT = {
+    "gsm8k": ["7", "2400"],
+    "math": ["\\frac{3}{4}"],
+    "math500": ["1024"],
+    "dapo_math_17k": ["3"],
+    "aime24": ["1"],
+    "aime25": ["15"],
+}
 
 
 def _jsonl(path, rows):
@@ -60,8 +95,15 @@ def test_make_data_from_local_parquet_and_verl_load(tmp_path, tiny_model):
     cfg = OmegaConf.load("conf/datagen/make_data.yaml")
     cfg.pop("hydra")
     cfg.pop("defaults")
-    cfg.merge_with({"data": "gsm8k", "data_path": str(src), "test_path": str(test), "out": str(tmp_path / "out"),
-                    "validate": {"tokenizer": str(tiny_model)}})
+    cfg.merge_with(
+        {
+            "data": "gsm8k",
+            "data_path": str(src),
+            "test_path": str(test),
+            "out": str(tmp_path / "out"),
+            "validate": {"tokenizer": str(tiny_model)},
+        }
+    )
     man = run(cfg)
     assert man["files"]["train"]["rows"] == 2 and man["files"]["train"]["verl_rows"] == 2
     assert man["files"]["test"]["rows"] == 1

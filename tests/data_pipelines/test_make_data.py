@@ -32,15 +32,25 @@ def test_procedural_dataset_with_manifest(tmp_path):
     disk = json.loads((tmp_path / "manifest.json").read_text())
     assert disk["seed"] == 3 and disk["config"]["n"] == 60 and disk["data_sources"] == ["overtime_pay"]
     assert disk["report"]["answer_stats"]["top_share"] < 0.1
-    assert {q["extra_info"]["question"] for q in train}.isdisjoint({q["extra_info"]["question"] for q in test})
+    assert {q["extra_info"]["question"] for q in train}.isdisjoint(
+        {q["extra_info"]["question"] for q in test}
+    )
     again = run(cfg_for(data="overtime_pay", n=60, n_test=10, seed=3, out=str(tmp_path / "again")))
     assert again["files"]["train"]["sha256"] == man["files"]["train"]["sha256"]  # reproducible bytes
 
 
 def test_small_space_is_topped_up_and_reported(tmp_path):
     # 3-letter words: many duplicates, so the train split is regenerated larger until n rows are clean
-    man = run(cfg_for(data="spell_backward", n=120, n_test=40, out=str(tmp_path),
-                      params={"min_word_len": 3, "max_word_len": 3}, max_answer_share=1.0))
+    man = run(
+        cfg_for(
+            data="spell_backward",
+            n=120,
+            n_test=40,
+            out=str(tmp_path),
+            params={"min_word_len": 3, "max_word_len": 3},
+            max_answer_share=1.0,
+        )
+    )
     rep = man["report"]
     assert man["files"]["train"]["rows"] == 120 and len(rep["attempts"]) >= 1
     removed = sum(d["removed"] for d in rep["dedup"]) + sum(d["removed"] for d in rep["decontam"])
@@ -59,9 +69,15 @@ def test_guards(tmp_path):
 
 def test_cli_help_and_run(tmp_path):
     py = sys.executable
-    out = subprocess.run([py, "-m", "data_pipelines.make_data", "--help"], cwd=REPO, capture_output=True, text=True)
+    out = subprocess.run(
+        [py, "-m", "data_pipelines.make_data", "--help"], cwd=REPO, capture_output=True, text=True
+    )
     assert out.returncode == 0 and "data=<name>" in out.stdout and "max_answer_share" in out.stdout
-    res = subprocess.run([py, "-m", "data_pipelines.make_data", "data=countdown", "n=30", "seed=1", f"out={tmp_path}"],
-                         cwd=REPO, capture_output=True, text=True)
+    res = subprocess.run(
+        [py, "-m", "data_pipelines.make_data", "data=countdown", "n=30", "seed=1", f"out={tmp_path}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert "train: 30 rows" in res.stdout and (tmp_path / "manifest.json").is_file()

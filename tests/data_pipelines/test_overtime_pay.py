@@ -52,7 +52,9 @@ def test_seed_worked_example():
 
 
 def test_rounding_and_format():
-    assert format_yuan(overtime_pay(OvertimeCase(monthly=10000, weekday_hours=1))) == "86.21"  # 10000/21.75/8*1.5
+    assert (
+        format_yuan(overtime_pay(OvertimeCase(monthly=10000, weekday_hours=1))) == "86.21"
+    )  # 10000/21.75/8*1.5
     assert format_yuan(overtime_pay(OvertimeCase(monthly=8700, rest_days=3, comp_days=1))) == "1600"
     assert format_yuan(overtime_pay(OvertimeCase(monthly=8700, holiday_days=1))) == "1200"
     with pytest.raises(ValueError, match="comp_days"):
@@ -62,7 +64,9 @@ def test_rounding_and_format():
 def test_generated_gold_matches_independent_reading():
     rows = TASKS.get("overtime_pay")(n=400, seed=7, split="train")
     for r in rows:
-        assert r["reward_model"]["ground_truth"] == independent_gold(r["extra_info"]["question"]), r["extra_info"]
+        assert r["reward_model"]["ground_truth"] == independent_gold(r["extra_info"]["question"]), r[
+            "extra_info"
+        ]
         user = r["prompt"][-1]["content"]
         assert "21.75" in user and "<answer></answer>" in user
 
@@ -71,8 +75,14 @@ def test_randomised_and_no_answer_dominates():
     rows = TASKS.get("overtime_pay")(n=500, seed=1, split="train")
     golds = Counter(r["reward_model"]["ground_truth"] for r in rows)
     assert golds.most_common(1)[0][1] / len(rows) < 0.02
-    kinds = Counter((r["extra_info"]["weekday_hours"] > 0, r["extra_info"]["rest_days"] > 0,
-                     r["extra_info"]["holiday_days"] > 0) for r in rows)
+    kinds = Counter(
+        (
+            r["extra_info"]["weekday_hours"] > 0,
+            r["extra_info"]["rest_days"] > 0,
+            r["extra_info"]["holiday_days"] > 0,
+        )
+        for r in rows
+    )
     assert len(kinds) == 7  # every non-empty combination of overtime kinds appears
     assert len({r["extra_info"]["question"][:6] for r in rows}) > 5  # varied phrasing
 
@@ -89,13 +99,21 @@ def test_deterministic_and_splits_differ():
 def test_rewards_credit_the_gold():
     rewards = pytest.importorskip("rewards")
     row = row_for(OvertimeCase(monthly=8700, rest_days=2), 0, "test", random.Random(0))
-    good = rewards.compute_score("overtime_pay", "<think>8700/21.75=400, 400*2*2</think><answer>1600</answer>",
-                                 row["reward_model"]["ground_truth"], extra_info=row["extra_info"])
-    bad = rewards.compute_score("overtime_pay", "<answer>1200</answer>", row["reward_model"]["ground_truth"],
-                                extra_info=row["extra_info"])
+    good = rewards.compute_score(
+        "overtime_pay",
+        "<think>8700/21.75=400, 400*2*2</think><answer>1600</answer>",
+        row["reward_model"]["ground_truth"],
+        extra_info=row["extra_info"],
+    )
+    bad = rewards.compute_score(
+        "overtime_pay",
+        "<answer>1200</answer>",
+        row["reward_model"]["ground_truth"],
+        extra_info=row["extra_info"],
+    )
     assert good["acc"] and not bad["acc"]
 
 
 def test_incompatible_template_refused():
-    with pytest.raises(ValueError, match="overtime_pay.*template=") :
+    with pytest.raises(ValueError, match="overtime_pay.*template="):
         TASKS.get("overtime_pay")(n=1, seed=0, split="train", template="boxed")

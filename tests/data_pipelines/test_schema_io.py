@@ -23,22 +23,30 @@ def test_doctests(mod):
 
 
 def _row(**over):
-    row = {"data_source": "gsm8k", "prompt": [{"role": "user", "content": "1+1?"}], "ability": "math",
-           "reward_model": {"style": "rule", "ground_truth": "2"}, "extra_info": {"index": 0, "split": "train"}}
+    row = {
+        "data_source": "gsm8k",
+        "prompt": [{"role": "user", "content": "1+1?"}],
+        "ability": "math",
+        "reward_model": {"style": "rule", "ground_truth": "2"},
+        "extra_info": {"index": 0, "split": "train"},
+    }
     row.update(over)
     return row
 
 
-@pytest.mark.parametrize("over, key", [
-    ({"prompt": []}, "prompt"),
-    ({"prompt": [{"role": "robot", "content": "x"}]}, "prompt[0].role"),
-    ({"prompt": [{"role": "user", "content": "  "}]}, "prompt[0].content"),
-    ({"reward_model": {"style": "rule", "ground_truth": ""}}, "reward_model.ground_truth"),
-    ({"reward_model": {"style": "model", "ground_truth": "2"}}, "reward_model.style"),
-    ({"extra_info": {"index": "0", "split": "train"}}, "extra_info.index"),
-    ({"extra_info": {"index": 0, "split": "train", "meta": {"a": 1}}}, "extra_info.meta"),
-    ({"data_source": ""}, "data_source"),
-])
+@pytest.mark.parametrize(
+    "over, key",
+    [
+        ({"prompt": []}, "prompt"),
+        ({"prompt": [{"role": "robot", "content": "x"}]}, "prompt[0].role"),
+        ({"prompt": [{"role": "user", "content": "  "}]}, "prompt[0].content"),
+        ({"reward_model": {"style": "rule", "ground_truth": ""}}, "reward_model.ground_truth"),
+        ({"reward_model": {"style": "model", "ground_truth": "2"}}, "reward_model.style"),
+        ({"extra_info": {"index": "0", "split": "train"}}, "extra_info.index"),
+        ({"extra_info": {"index": 0, "split": "train", "meta": {"a": 1}}}, "extra_info.meta"),
+        ({"data_source": ""}, "data_source"),
+    ],
+)
 def test_malformed_rows_name_file_row_and_key(over, key):
     with pytest.raises(RowError) as e:
         rows_to_table([_row(), _row(**over)], "out/train.parquet")

@@ -78,13 +78,21 @@ def test_any_reasoning_gym_task_and_unknown_name():
 def test_rewards_score_reasoning_gym_and_countdown_golds():
     rewards = pytest.importorskip("rewards")
     row = TASKS.get("reasoning_gym/spell_backward")(n=1, seed=0, split="train")[0]
-    res = rewards.compute_score(row["data_source"], f"<answer>{row['reward_model']['ground_truth']}</answer>",
-                                row["reward_model"]["ground_truth"], extra_info=row["extra_info"])
+    res = rewards.compute_score(
+        row["data_source"],
+        f"<answer>{row['reward_model']['ground_truth']}</answer>",
+        row["reward_model"]["ground_truth"],
+        extra_info=row["extra_info"],
+    )
     assert res["acc"], res
     cd = TASKS.get("countdown")(n=1, seed=0, split="train")[0]
     try:
-        res = rewards.compute_score("countdown", f"<answer>{cd['extra_info']['solution']}</answer>",
-                                    cd["reward_model"]["ground_truth"], extra_info=cd["extra_info"])
+        res = rewards.compute_score(
+            "countdown",
+            f"<answer>{cd['extra_info']['solution']}</answer>",
+            cd["reward_model"]["ground_truth"],
+            extra_info=cd["extra_info"],
+        )
     except KeyError:
         pytest.skip("rewards has no countdown verifier yet")
     assert res["acc"], res

@@ -5,13 +5,20 @@ from __future__ import annotations
 import pytest
 
 from data_pipelines import clean
-from data_pipelines.templates import TEMPLATES, get_template
 from data_pipelines.tasks._common import make_row
+from data_pipelines.templates import TEMPLATES, get_template
 
 
 def _row(q: str, gold: str = "1", source: str = "math") -> dict:
-    return make_row(data_source=source, question=q, answer=gold, ability="math", split="train", index=0,
-                    template=get_template("plain"))
+    return make_row(
+        data_source=source,
+        question=q,
+        answer=gold,
+        ability="math",
+        split="train",
+        index=0,
+        template=get_template("plain"),
+    )
 
 
 def test_templates_render():
@@ -37,12 +44,16 @@ def test_decontaminate_ngram_and_boilerplate():
     evals = [_row(prefix + w) for w in ["apple", "banana", "cherry", "durian", "elder"]]
     train = [_row(prefix + w) for w in ["apple", "grape", "melon"]]
     kept, rep = clean.decontaminate(train, evals, n=8)
-    assert [clean.text_of(r)[len(prefix):] for r in kept] == ["grape", "melon"]  # boilerplate ignored
+    assert [clean.text_of(r)[len(prefix) :] for r in kept] == ["grape", "melon"]  # boilerplate ignored
     assert rep["removed"] == 1 and rep["examples"]
     long_eval = [_row("Let x be the number of ways to tile a 3 by 10 board with dominoes; find x mod 7.")]
-    para = [_row("Compute: let x be the number of ways to tile a 3 by 10 board with dominoes; find x mod 7 now.")]
+    para = [
+        _row("Compute: let x be the number of ways to tile a 3 by 10 board with dominoes; find x mod 7 now.")
+    ]
     assert clean.decontaminate(para, long_eval, n=13)[1]["removed"] == 1
-    assert clean.decontaminate([_row("Totally different question about primes.")], long_eval)[1]["removed"] == 0
+    assert (
+        clean.decontaminate([_row("Totally different question about primes.")], long_eval)[1]["removed"] == 0
+    )
 
 
 def test_cjk_tokens_and_exact_mode():

@@ -46,21 +46,36 @@ CASES: dict[str, list[tuple[str, list[str], list[str]]]] = {
         ("-2.5", ["-2.5", r"-\frac{5}{2}", "-5/2"], ["2.5", "-2.05"]),
     ],
     "fraction": [
-        (r"\frac{3}{4}", [r"\dfrac{3}{4}", r"\tfrac34", "3/4", "0.75", r"\frac{6}{8}", r"\dfrac34", r"\frac34"],
-         [r"\frac{4}{3}", "0.7", r"\frac{3}{5}"]),
+        (
+            r"\frac{3}{4}",
+            [r"\dfrac{3}{4}", r"\tfrac34", "3/4", "0.75", r"\frac{6}{8}", r"\dfrac34", r"\frac34"],
+            [r"\frac{4}{3}", "0.7", r"\frac{3}{5}"],
+        ),
         (r"-\frac{1}{2}", ["-0.5", r"\frac{-1}{2}", r"-\dfrac12", "-1/2"], [r"\frac{1}{2}", "-2"]),
         (r"\frac{7}{3}", [r"2\frac{1}{3}", r"\frac{14}{6}", "7/3"], ["2.33", r"\frac{3}{7}", "2.3333"]),
         (r"\frac{1}{3}", [r"\frac{1}{3}", "1/3", r"\dfrac{2}{6}"], ["0.333", "0.33", "3"]),
     ],
     "radical": [
-        (r"2\sqrt{3}", [r"\sqrt{12}", r"2 \sqrt 3", r"2\sqrt3", r"\sqrt{3}\cdot 2"], [r"3\sqrt{2}", "3.464", r"\sqrt{6}"]),
-        (r"\frac{\sqrt{2}}{2}", [r"\frac{1}{\sqrt{2}}", r"\dfrac{\sqrt2}{2}", r"\frac{\sqrt{2}}{2}"], [r"\sqrt{2}", "0.707"]),
+        (
+            r"2\sqrt{3}",
+            [r"\sqrt{12}", r"2 \sqrt 3", r"2\sqrt3", r"\sqrt{3}\cdot 2"],
+            [r"3\sqrt{2}", "3.464", r"\sqrt{6}"],
+        ),
+        (
+            r"\frac{\sqrt{2}}{2}",
+            [r"\frac{1}{\sqrt{2}}", r"\dfrac{\sqrt2}{2}", r"\frac{\sqrt{2}}{2}"],
+            [r"\sqrt{2}", "0.707"],
+        ),
         (r"5\sqrt{2}", [r"\sqrt{50}", r"5 \sqrt{2}"], [r"2\sqrt{5}", "7.07"]),
         (r"3+\sqrt{5}", [r"\sqrt{5}+3", r"3 + \sqrt 5"], [r"3-\sqrt{5}", r"\sqrt{8}"]),
     ],
     "pi": [
         (r"6\pi", [r"6 \pi", r"\pi \cdot 6", r"6\pi"], ["6", "18.85", r"3\pi"]),
-        (r"\frac{\pi}{3}", [r"\pi/3", r"\frac{1}{3}\pi", r"\dfrac{\pi}{3}"], [r"60^\circ", "1.047", r"\frac{\pi}{6}"]),
+        (
+            r"\frac{\pi}{3}",
+            [r"\pi/3", r"\frac{1}{3}\pi", r"\dfrac{\pi}{3}"],
+            [r"60^\circ", "1.047", r"\frac{\pi}{6}"],
+        ),
         (r"16\pi", [r"16\pi", r"16 \pi \text{ square units}"], ["50.27", r"8\pi"]),
     ],
     "exponent": [
@@ -79,8 +94,18 @@ CASES: dict[str, list[tuple[str, list[str], list[str]]]] = {
         ("1234567", ["1,234,567", r"1\,234\,567"], ["1,234,568", "123,456"]),
     ],
     "units": [
-        ("18", [r"\$18", r"18 \text{ dollars}", r"18\text{ cm}^2", r"18 \mathrm{cm}", "18 apples", r"18\text{ meters}"],
-         [r"\$19", r"180 \text{ cm}"]),
+        (
+            "18",
+            [
+                r"\$18",
+                r"18 \text{ dollars}",
+                r"18\text{ cm}^2",
+                r"18 \mathrm{cm}",
+                "18 apples",
+                r"18\text{ meters}",
+            ],
+            [r"\$19", r"180 \text{ cm}"],
+        ),
         (r"30^\circ", ["30", "30 degrees", "30°", r"30^{\circ}"], ["60", r"150^\circ"]),
         ("15", ["15 minutes", r"15\text{ min}", r"\text{15 hours}"], ["16 minutes"]),
         (r"\$42.50", ["42.50", r"\$42.5", "42.5 dollars"], ["42.05", "4250"]),
@@ -95,10 +120,17 @@ CASES: dict[str, list[tuple[str, list[str], list[str]]]] = {
         (r"\left[ 2, 5 \right]", ["[2, 5]", r"\left[2,5\right]"], ["(2, 5)", "[2, 6]"]),
     ],
     "interval": [
-        (r"(-\infty, 2]", [r"(-\infty,2]", r"\left(-\infty, 2\right]", r"(-\infty, 2 ]"], [r"(-\infty, 2)", r"[2, \infty)"]),
+        (
+            r"(-\infty, 2]",
+            [r"(-\infty,2]", r"\left(-\infty, 2\right]", r"(-\infty, 2 ]"],
+            [r"(-\infty, 2)", r"[2, \infty)"],
+        ),
         ("[1, 5)", ["[1,5)", r"\left[1, 5\right)"], ["[1,5]", "(1, 5)"]),
-        (r"(-\infty,-1)\cup(1,\infty)", [r"(1,\infty)\cup(-\infty,-1)", r"(-\infty, -1) \cup (1, \infty)"],
-         [r"(-1, 1)", r"(-\infty,-1]\cup[1,\infty)"]),
+        (
+            r"(-\infty,-1)\cup(1,\infty)",
+            [r"(1,\infty)\cup(-\infty,-1)", r"(-\infty, -1) \cup (1, \infty)"],
+            [r"(-1, 1)", r"(-\infty,-1]\cup[1,\infty)"],
+        ),
         (r"\left(\frac{1}{2}, 3\right)", [r"(0.5, 3)", r"(\tfrac12, 3)"], [r"(\frac{1}{2}, 3]", "(2, 3)"]),
     ],
     "tuple": [
@@ -134,13 +166,23 @@ CASES: dict[str, list[tuple[str, list[str], list[str]]]] = {
         (r"\log_2 8", ["3"], ["8", "2"]),
     ],
     "matrix": [
-        (r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}", [r"\begin{bmatrix}1&2\\3&4\end{bmatrix}", r"\begin{pmatrix}1 & 2\\ 3 & 4\end{pmatrix}"],
-         [r"\begin{pmatrix} 1 & 3 \\ 2 & 4 \end{pmatrix}", r"\begin{pmatrix} 1 & 2 \end{pmatrix}"]),
-        (r"\begin{pmatrix} 2 \\ -1 \end{pmatrix}", [r"\begin{pmatrix} \frac{4}{2} \\ -1 \end{pmatrix}", r"\begin{pmatrix}2\\-1\end{pmatrix}"],
-         [r"\begin{pmatrix} -1 \\ 2 \end{pmatrix}"]),
+        (
+            r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}",
+            [r"\begin{bmatrix}1&2\\3&4\end{bmatrix}", r"\begin{pmatrix}1 & 2\\ 3 & 4\end{pmatrix}"],
+            [r"\begin{pmatrix} 1 & 3 \\ 2 & 4 \end{pmatrix}", r"\begin{pmatrix} 1 & 2 \end{pmatrix}"],
+        ),
+        (
+            r"\begin{pmatrix} 2 \\ -1 \end{pmatrix}",
+            [r"\begin{pmatrix} \frac{4}{2} \\ -1 \end{pmatrix}", r"\begin{pmatrix}2\\-1\end{pmatrix}"],
+            [r"\begin{pmatrix} -1 \\ 2 \end{pmatrix}"],
+        ),
     ],
     "empty": [
-        (r"\emptyset", [r"\varnothing", "no solution", r"\text{No solution}", r"\{\}", r"\emptyset"], ["0", r"\{0\}"]),
+        (
+            r"\emptyset",
+            [r"\varnothing", "no solution", r"\text{No solution}", r"\{\}", r"\emptyset"],
+            ["0", r"\{0\}"],
+        ),
         (r"\text{no solution}", [r"\varnothing", "No solutions", r"\emptyset"], ["1"]),
     ],
 }
@@ -211,19 +253,64 @@ def rows() -> list[dict[str, object]]:
                 for a in answers:
                     for t in (TEMPLATES[k % len(TEMPLATES)], TEMPLATES[(k + 3) % len(TEMPLATES)]):
                         resp = t.format(w=WORK["gen"], a=a)
-                        out.append(dict(category=cat, data_source="math", response=resp, gold=gold, label=label, adversarial=False))
+                        out.append(
+                            dict(
+                                category=cat,
+                                data_source="math",
+                                response=resp,
+                                gold=gold,
+                                label=label,
+                                adversarial=False,
+                            )
+                        )
                     k += 1
     for gold, goods, bads in GOLD_FORMS:
         for label, answers in ((True, goods), (False, bads)):
             for a in answers:
                 resp = TEMPLATES[k % len(TEMPLATES)].format(w=WORK["int"], a=a)
                 ds = "gsm8k" if "####" in gold else "math"
-                out.append(dict(category="gold_form", data_source=ds, response=resp, gold=gold, label=label, adversarial=False))
+                out.append(
+                    dict(
+                        category="gold_form",
+                        data_source=ds,
+                        response=resp,
+                        gold=gold,
+                        label=label,
+                        adversarial=False,
+                    )
+                )
                 k += 1
-    out.append(dict(category="gold_form", data_source="gsm8k", response="48 + 24 = 72\n#### 72", gold="#### 72", label=True, adversarial=False))
-    out.append(dict(category="gold_form", data_source="gsm8k", response="48 + 24 = 72\n#### 72\n#### 73", gold="72", label=False, adversarial=True))
+    out.append(
+        dict(
+            category="gold_form",
+            data_source="gsm8k",
+            response="48 + 24 = 72\n#### 72",
+            gold="#### 72",
+            label=True,
+            adversarial=False,
+        )
+    )
+    out.append(
+        dict(
+            category="gold_form",
+            data_source="gsm8k",
+            response="48 + 24 = 72\n#### 72\n#### 73",
+            gold="72",
+            label=False,
+            adversarial=True,
+        )
+    )
     for resp, gold in ADVERSARIAL:
-        out.append(dict(category="adversarial", data_source="math", response=resp, gold=gold, label=False, adversarial=True))
+        out.append(
+            dict(
+                category="adversarial",
+                data_source="math",
+                response=resp,
+                gold=gold,
+                label=False,
+                adversarial=True,
+            )
+        )
     for i, r in enumerate(out):
         r["id"] = i
     return out

@@ -20,8 +20,15 @@ def char_tokenizer():
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {"<pad>": 0, "<eos>": 1, "<unk>": 2, **{c: i + 3 for i, c in enumerate(sorted(set(string.printable)))}}
+    vocab = {
+        "<pad>": 0,
+        "<eos>": 1,
+        "<unk>": 2,
+        **{c: i + 3 for i, c in enumerate(sorted(set(string.printable)))},
+    }
     tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
     tk.decoder = decoders.Fuse()
-    return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<pad>", unk_token="<unk>")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tk, eos_token="<eos>", pad_token="<pad>", unk_token="<unk>"
+    )

@@ -82,7 +82,9 @@ def test_many_threads_share_the_worker() -> None:
     results: list[bool] = []
 
     def job(k: int) -> None:
-        results.append(rewards.compute_score("math", rf"\boxed{{{k}\sqrt{{3}}}}", rf"\sqrt{{{3 * k * k}}}")["acc"])
+        results.append(
+            rewards.compute_score("math", rf"\boxed{{{k}\sqrt{{3}}}}", rf"\sqrt{{{3 * k * k}}}")["acc"]
+        )
 
     ths = [threading.Thread(target=job, args=(k,)) for k in range(1, 9)]
     for th in ths:

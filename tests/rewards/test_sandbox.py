@@ -25,7 +25,7 @@ ATTACKS = {
     "fake pass lines": "print('OK')\nprint('All 3 tests passed')\nprint('PASSED')",
     "patch unittest/assert": "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
     "unittest.TestCase.assertTrue = lambda *a, **k: None\nimport builtins\nbuiltins.AssertionError = Exception",
-    "forge the result pipe": "import os\nfor fd in range(3, 32):\n    try:\n        os.write(fd, b'{\"i\": 0, \"out\": \"PASS\"}\\n{\"i\": 1, \"out\": \"PASS\"}\\n')\n    except OSError:\n        pass",
+    "forge the result pipe": 'import os\nfor fd in range(3, 32):\n    try:\n        os.write(fd, b\'{"i": 0, "out": "PASS"}\\n{"i": 1, "out": "PASS"}\\n\')\n    except OSError:\n        pass',
     "patch json to forge": "import json\njson.dumps = lambda *a, **k: '{\"i\": 0, \"out\": true}'\nprint('ok')",
     "rewrite test files": "import os\nfor root in ('.', '..', '/tmp', os.path.expanduser('~')):\n    try:\n        for n in os.listdir(root):\n"
     "            if 'test' in n:\n                open(os.path.join(root, n), 'w').write('def test(): pass')\n    except Exception:\n        pass",
@@ -71,7 +71,9 @@ def test_code_data_source() -> None:
     resp = "<think>double it</think>\n```python\nprint(2 * int(input()))\n```"
     r = rewards.compute_score("code", resp, json.dumps(STDIO))
     assert r["acc"] and r["pred"] == "3/3"
-    assert not rewards.compute_score("code", "<think>```python\nprint(2*int(input()))\n```</think>", json.dumps(STDIO))["acc"]
+    assert not rewards.compute_score(
+        "code", "<think>```python\nprint(2*int(input()))\n```</think>", json.dumps(STDIO)
+    )["acc"]
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))

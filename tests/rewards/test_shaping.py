@@ -76,17 +76,27 @@ def test_overlong_penalty_equals_verl_dapo_managers(char_tokenizer) -> None:
     assert lengths[1:4] == [40, 52, 64]
     cfg = {"enable": True, "len": buf, "penalty_factor": 1.0, "log": True}
     ours = [
-        rewards.compute_score("arithmetic", char_tokenizer.decode(data.batch["responses"][i][:n]), "12")["score"]
+        rewards.compute_score("arithmetic", char_tokenizer.decode(data.batch["responses"][i][:n]), "12")[
+            "score"
+        ]
         + overlong_penalty(n, max_len, buf, 1.0)
         for i, n in enumerate(lengths)
     ]
     assert [overlong_penalty(n, max_len, buf, 1.0) for n in lengths[1:4]] == [-0.25, -0.625, -1.0]
 
-    legacy = DAPORewardManager(char_tokenizer, 0, rewards.compute_score, max_resp_len=max_len, overlong_buffer_cfg=OmegaConf.create(cfg))
+    legacy = DAPORewardManager(
+        char_tokenizer,
+        0,
+        rewards.compute_score,
+        max_resp_len=max_len,
+        overlong_buffer_cfg=OmegaConf.create(cfg),
+    )
     got = legacy(data, return_dict=True)["reward_tensor"].sum(-1).tolist()
     assert got == pytest.approx(ours, abs=1e-6)
 
-    conf = OmegaConf.create({"reward": {"reward_kwargs": {"max_resp_len": max_len, "overlong_buffer_cfg": cfg}}})
+    conf = OmegaConf.create(
+        {"reward": {"reward_kwargs": {"max_resp_len": max_len, "overlong_buffer_cfg": cfg}}}
+    )
 
     async def run() -> list[float]:
         mgr = LoopDAPO(conf, char_tokenizer, rewards.compute_score)

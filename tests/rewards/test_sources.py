@@ -28,7 +28,9 @@ def test_keys_are_fixed_for_every_source() -> None:
 def test_registry_lists_known_sources_on_unknown() -> None:
     with pytest.raises(KeyError, match="known: .*arithmetic.*gsm8k.*math.*overtime_pay"):
         rewards.compute_score("no_such_task", "x", "1")
-    assert {"math", "gsm8k", "overtime_pay", "arithmetic", "countdown", "code", "reasoning_gym"} <= set(SOURCES.names())
+    assert {"math", "gsm8k", "overtime_pay", "arithmetic", "countdown", "code", "reasoning_gym"} <= set(
+        SOURCES.names()
+    )
 
 
 @pytest.mark.parametrize(
@@ -52,7 +54,9 @@ def test_aliases(alias: str, canon: str) -> None:
 def test_unknown_kwargs_raise_and_verl_kwargs_pass() -> None:
     with pytest.raises(TypeError, match="format_wieght"):
         rewards.compute_score("math", "x", "1", format_wieght=0.1)
-    r = rewards.compute_score("math", r"\boxed{1}", "1", reward_router_address=None, reward_model_tokenizer=None)
+    r = rewards.compute_score(
+        "math", r"\boxed{1}", "1", reward_router_address=None, reward_model_tokenizer=None
+    )
     assert r["acc"]
 
 
@@ -94,10 +98,21 @@ def test_overtime_pay_seed_example() -> None:
     gold = overtime_gold(8700, 2, "rest_day")
     assert gold == "1600.00"
     think = "<think>日工资 = 8700 ÷ 21.75 = 400 元；400 × 2 × 200% = 1600</think>"
-    for ans, ok in [("1600", True), ("1,600 元", True), ("1600.00元", True), ("¥1600", True), ("1600.1", False),
-                    ("1599.99", False), ("800", False), ("1600 or 800", False), ("", False)]:
+    for ans, ok in [
+        ("1600", True),
+        ("1,600 元", True),
+        ("1600.00元", True),
+        ("¥1600", True),
+        ("1600.1", False),
+        ("1599.99", False),
+        ("800", False),
+        ("1600 or 800", False),
+        ("", False),
+    ]:
         assert rewards.compute_score("overtime_pay", f"{think}<answer>{ans}</answer>", gold)["acc"] is ok, ans
-    assert not rewards.compute_score("overtime_pay", f"{think}<answer>1600</answer><answer>800</answer>", gold)["acc"]
+    assert not rewards.compute_score(
+        "overtime_pay", f"{think}<answer>1600</answer><answer>800</answer>", gold
+    )["acc"]
     assert overtime_gold(6525, 3, "weekday") == "1350.00"  # 300/day * 3 * 1.5
     assert overtime_gold(8700, 1, "holiday") == "1200.00"
 
@@ -108,7 +123,9 @@ def test_countdown() -> None:
     assert rewards.compute_score("countdown", "<answer>2 * 3 * 4 = 24</answer>", gold)["acc"]
     assert not rewards.compute_score("countdown", "<answer>4 * 6</answer>", gold)["acc"]  # 6 not given
     assert not rewards.compute_score("countdown", "<answer>3 * 4 * 2 * 1</answer>", gold)["acc"]
-    assert not rewards.compute_score("countdown", "<answer>__import__('os').system('true')</answer>", gold)["acc"]
+    assert not rewards.compute_score("countdown", "<answer>__import__('os').system('true')</answer>", gold)[
+        "acc"
+    ]
     assert not rewards.compute_score("countdown", "<answer>2 ** 3 * 3</answer>", gold)["acc"]
 
 
@@ -118,8 +135,12 @@ def test_reasoning_gym_uses_its_own_scorer() -> None:
     ds = reasoning_gym.create_dataset("spell_backward", size=3, seed=7)
     for entry in ds:
         extra = {"metadata": entry["metadata"]}
-        good = rewards.compute_score("reasoning_gym/spell_backward", f"<answer>{entry['answer']}</answer>", entry["answer"], extra)
-        bad = rewards.compute_score("reasoning_gym/spell_backward", "<answer>zzzz</answer>", entry["answer"], extra)
+        good = rewards.compute_score(
+            "reasoning_gym/spell_backward", f"<answer>{entry['answer']}</answer>", entry["answer"], extra
+        )
+        bad = rewards.compute_score(
+            "reasoning_gym/spell_backward", "<answer>zzzz</answer>", entry["answer"], extra
+        )
         assert good["acc"] and not bad["acc"]
         assert ds.score_answer(entry["answer"], entry) == 1.0
 

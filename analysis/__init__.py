@@ -1,0 +1,17 @@
+"""Analysis for RLVR runs: sampling metrics, run readers, the diagnostic checklist, reports, W&B.
+
+Importable core (light: numpy/scipy only)::
+
+    from analysis import pass_at_k, maj_at_k, mean_at_k, bootstrap_ci
+    pass_at_k(64, [0, 3, 64], 16)   # vectorised unbiased pass@k (Chen et al. 2021)
+
+Commands (``--help`` on each; defaults documented in ``conf/analysis/<command>.yaml``):
+``python -m analysis.evaluate`` (pass@k / maj@k / mean@k evaluation), ``python -m
+analysis.diagnose`` (the checklist on one run), ``python -m analysis.report`` (compare arms of a
+sweep), ``python -m analysis.estimate`` (generation vs SFT token budget of a recipe).
+Run-directory readers live in ``analysis.runs``; synthetic runs for tests in ``analysis.synthetic``.
+"""
+
+from analysis.metrics import bootstrap_ci, hedges_g, maj_at_k, mean_at_k, pass_at_k, t_ci, welch_diff_ci
+
+__all__ = ["pass_at_k", "maj_at_k", "mean_at_k", "bootstrap_ci", "t_ci", "hedges_g", "welch_diff_ci"]

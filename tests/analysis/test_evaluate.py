@@ -1,0 +1,194 @@
+"""Evaluation: the metrics table, checkpoint resolution, budget forcing, and an end-to-end run
+with the local engine's real CPU sampler on a tiny random model and ``rewards.compute_score``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from analysis.cli import defaults_path
+from analysis.evaluate import resolve_model, score_table
+from analysis.metrics import pass_at_k
+from analysis.sampling import Completion, budget_force
+
+
+def records(correct_counts: list[int], n: int, sources: list[str] | None = None) -> list[dict]:
+    out = []
+    for p, c in enumerate(correct_counts):
+        for i in range(n):
+            ok = i < c
+            out.append(
+                {
+                    "prompt": p,
+                    "data_source": (sources or ["s"] * len(correct_counts))[p],
+                    "acc": ok,
+                    "pred": "right" if ok else f"wrong{i % 2}",
+                }
+            )
+    return out
+
+
+def test_score_table_matches_estimators() -> None:
+    counts = [0, 1, 4, 8, 3]
+    t = score_table(records(counts, 8, ["a", "a", "b", "b", "b"]), [1, 2, 8, 16], n_resamples=500)
+    assert t["samples_per_prompt"] == 8 and t["n_prompts"] == 5 and t["skipped_k"] == [16]
+    for k in (1, 2, 8):
+        want = np.mean([pass_at_k(8, c, k) for c in counts])
+        got = t["overall"]["pass"][str(k)]
+        assert got["mean"] == pytest.approx(want) and got["lo"] <= want <= got["hi"]
+    assert t["overall"]["mean"]["1"]["mean"] == pytest.approx(np.mean(counts) / 8)
+    # maj@8: prompt with 3 right vs wrong0 x3 / wrong1 x2 -> a 3-3 tie between right and wrong0 -> 0.5
+    assert t["overall"]["maj"]["8"]["mean"] == pytest.approx((0 + 0 + 1 + 1 + 0.5) / 5)
+    assert t["by_source"]["a"]["pass"]["8"]["mean"] == pytest.approx(0.5)
+    assert set(t["by_source"]) == {"a", "b"}
+
+
+def test_resolve_model_prefers_latest_checkpoint(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    for step in (5, 40, 10):
+        d = run / "checkpoints" / f"step_{step}"
+        d.mkdir(parents=True)
+        (d / "config.json").write_text("{}")
+        (d / "model.safetensors").write_bytes(b"x")
+    assert resolve_model(str(run)) == str(run / "checkpoints" / "step_40")
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "config.yaml").write_text("actor_rollout_ref:\n  model:\n    path: /models/base\n")
+    assert resolve_model(str(bare)) == "/models/base"
+    with pytest.raises(FileNotFoundError):
+        resolve_model(str(tmp_path / "missing"))
+
+
+class ScriptedSampler:
+    """A deterministic 'model' that always continues with ``script`` (honouring the token budget)."""
+
+    name = "scripted"
+
+    def __init__(self, tokenizer, script: str) -> None:
+        self.tokenizer, self.script = tokenizer, script
+        self.calls = 0
+
+    def generate(self, prompts: list[list[int]], n: int, max_new_tokens: int) -> list[Completion]:
+        self.calls += 1
+        ids = self.tokenizer.encode(self.script, add_special_tokens=False)
+        return [Completion(ids[:max_new_tokens], len(ids) <= max_new_tokens) for _ in range(len(prompts) * n)]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    model = pytest.importorskip("recipes.local.model")
+    return model.build_tokenizer()
+
+
+def test_budget_forcing_min_think_adds_wait(tokenizer) -> None:
+    s = ScriptedSampler(tokenizer, "ab</think>42")
+    out = budget_force(
+        s,
+        [[1, 2]],
+        2,
+        {"min_think": 10, "wait_text": " Wait", "think_end": "</think>", "max_answer": 8},
+        max_tokens=64,
+    )
+    assert len(out) == 2
+    for f in out:
+        assert f.think_tokens >= 10 and f.waits >= 2 and not f.truncated
+        assert f.text.startswith("ab Waitab") and f.text.endswith("</think>42")
+
+
+def test_budget_forcing_max_think_cuts_and_closes(tokenizer) -> None:
+    s = ScriptedSampler(tokenizer, "abcdefghijklmnop")
+    out = budget_force(s, [[1]], 1, {"max_think": 5, "think_end": "</think>", "max_answer": 3}, max_tokens=64)
+    f = out[0]
+    assert f.truncated and f.think_tokens == 5
+    assert f.text == "abcde</think>abc"
+
+
+@pytest.fixture(scope="module")
+def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    model_mod = pytest.importorskip("recipes.local.model")
+    pytest.importorskip("recipes.local.sampler")
+    pytest.importorskip("rewards")
+    from data_pipelines.io import write_rows
+    from data_pipelines.tasks import TASKS
+
+    root = tmp_path_factory.mktemp("eval")
+    tok = model_mod.build_tokenizer()
+    model = model_mod.build_model(
+        model_mod.TinySpec(
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            intermediate_size=64,
+        ),
+        tok,
+        seed=0,
+    )
+    model_mod.save(model, tok, root / "model")
+    data = root / "test.parquet"
+    write_rows(TASKS.get("arithmetic")(n=3, seed=0, split="test"), data)
+    return root / "model", data
+
+
+def eval_cfg(model: Path, data: Path, out: Path, **kw: object) -> OmegaConf:
+    c = OmegaConf.load(defaults_path("evaluate"))
+    c.model, c.data, c.out, c.n, c.k, c.max_tokens, c.bootstrap = (
+        str(model),
+        str(data),
+        str(out),
+        4,
+        [1, 2, 4, 8],
+        12,
+        200,
+    )
+    for k, v in kw.items():
+        OmegaConf.update(c, k, v)
+    return c
+
+
+def test_evaluate_end_to_end_local_sampler(tiny_setup: tuple[Path, Path], tmp_path: Path) -> None:
+    from analysis import evaluate
+
+    model, data = tiny_setup
+    result, files = evaluate.run(eval_cfg(model, data, tmp_path))
+    st = result["settings"]
+    assert (
+        st["sampler"] == "local"
+        and st["n"] == 4
+        and st["temperature"] == 1.0
+        and len(st["data_sha256"]) == 64
+    )
+    assert "torch" in st["versions"] and result["skipped_k"] == [8]
+    samples = [json.loads(x) for x in files["samples"].read_text().splitlines()]
+    assert len(samples) == 3 * 4 and {"score", "acc", "pred", "format"} <= set(samples[0])
+    counts = [sum(s["acc"] for s in samples if s["prompt"] == p) for p in range(3)]
+    assert result["overall"]["pass"]["2"]["mean"] == pytest.approx(
+        np.mean([pass_at_k(4, c, 2) for c in counts])
+    )
+    assert (tmp_path / "tts.png").stat().st_size > 1000 and json.loads(files["result"].read_text()) == result
+    again, _ = evaluate.run(eval_cfg(model, data, tmp_path / "again"))
+    assert [
+        json.loads(x)["output"] for x in (tmp_path / "again" / "samples.jsonl").read_text().splitlines()
+    ] == [s["output"] for s in samples]  # seeded: the same samples twice
+
+
+def test_evaluate_with_budget_forcing_real_sampler(
+    tiny_setup: tuple[Path, Path], tmp_path: Path, tokenizer
+) -> None:
+    from analysis import evaluate
+
+    model, data = tiny_setup
+    result, files = evaluate.run(
+        eval_cfg(
+            model, data, tmp_path, **{"budget.max_think": 6, "budget.max_answer": 4, "n": 2, "k": [1, 2]}
+        )
+    )
+    assert result["settings"]["budget_forcing"]["max_think"] == 6
+    for s in (json.loads(x) for x in files["samples"].read_text().splitlines()):
+        think, sep, _ = s["output"].partition("</think>")
+        n_think = len(tokenizer.encode(think, add_special_tokens=False))
+        assert n_think <= 6 and (sep or n_think < 6)  # cut and closed at 6, or ended by EOS before
