@@ -26,7 +26,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 from analysis.render import Document, Section, Table
-from analysis.runs import Run, group_key, is_correct
+from analysis.runs import ZERO_VAR_KEYS, Run, group_key, is_correct
 from recipes.registry import Registry
 
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S)
@@ -194,11 +194,22 @@ def group_pass_rates(rows: list[dict[str, Any]]) -> dict[int, np.ndarray]:
     return {s: np.asarray(v) for s, v in sorted(out.items())}
 
 
+def score_flat_share(rows: list[dict[str, Any]]) -> float:
+    """Share of groups whose scores are all equal (std 0) -- with partial credit this differs
+    from all-right/all-wrong, and it is what gives a group-normalised advantage of zero."""
+    groups: dict[tuple[int, str], list[float]] = {}
+    for r in rows:
+        if isinstance(r.get("score"), (int, float)):
+            groups.setdefault((int(r.get("step", 0)), group_key(r)), []).append(float(r["score"]))
+    flat = [np.ptp(v) == 0 for v in groups.values() if len(v) >= 2]
+    return float(np.mean(flat)) if flat else float("nan")
+
+
 @check("difficulty", 2, "2. Difficulty: group pass rates")
 def difficulty(ctx: Context) -> Section:
     title = CHECKS.get("difficulty").title
     rates = group_pass_rates(ctx.rollouts)
-    zv = ctx.run.series("rlvr/zero_var_group_frac")
+    zv = ctx.run.series(*ZERO_VAR_KEYS)
     if not rates and zv is None:
         return not_logged(
             title, "no rollout groups (uid or repeated prompts) and no rlvr/zero_var_group_frac"
@@ -219,15 +230,19 @@ def difficulty(ctx: Context) -> Section:
             np.mean(allr == 0),
             np.mean(allr == 1),
         )
+        flat = score_flat_share(ctx.rollouts)
         verdict = (
             f"zero-variance groups {zero_share:.0%} (all wrong {w_share:.0%}, all right {r_share:.0%}) "
-            f"over {allr.size} groups"
+            f"over {allr.size} groups; equal scores (no advantage signal) in {flat:.0%}"
         )
     else:
         zero_share = float(np.nanmean(zv.values))
         verdict = f"zero-variance group share {zero_share:.0%} (rlvr/zero_var_group_frac; no group dumps)"
     if zv is not None:
         axes[1].plot(zv.steps, zv.values, "k--", label="zero-var (logged)")
+        if rates:  # dumps may hold only the groups a dynamic filter kept; the log sees all
+            verdict += f"; logged zero-variance share {float(np.nanmean(zv.values)):.0%}"
+            zero_share = max(zero_share, float(np.nanmean(zv.values)))
     axes[1].set(xlabel="step", ylabel="share of groups", ylim=(-0.02, 1.02), title="zero-variance groups")
     axes[1].legend(fontsize=8)
     if not rates:
@@ -238,6 +253,14 @@ def difficulty(ctx: Context) -> Section:
         "; >50% give no gradient — filter or re-band the data" if zero_share > 0.5 else ""
     )
     return sec
+
+
+# Logged train/rollout mismatch metrics, first found wins (veRL 0.9.1 names).
+MISMATCH_KEYS = ("training/rollout_probs_diff_mean", "rollout_corr/log_ppl_abs_diff", "rollout_corr/kl")
+
+
+def _key_of(ctx: Context, s: object) -> str:
+    return next((k for k, v in ctx.run.metrics.items() if v is s), "?")
 
 
 @check("logprob_alignment", 3, "3. Train vs rollout log-probabilities")
@@ -251,12 +274,11 @@ def logprob_alignment(ctx: Context) -> Section:
         ],
         dtype=np.float64,
     ).reshape(-1, 2)
-    diff = ctx.run.series(
-        "training/rollout_probs_diff_mean", "^rollout_corr/.*kl", "^training/rollout_.*diff"
-    )
-    if pairs.shape[0] < 2 and diff is None:
+    diff = ctx.run.series(MISMATCH_KEYS[0], *MISMATCH_KEYS[1:])
+    logged_r = ctx.run.series("training/rollout_actor_probs_pearson_corr")
+    if pairs.shape[0] < 2 and diff is None and logged_r is None:
         return not_logged(
-            title, "rollout_log_prob/old_log_prob per sample or training/rollout_probs_diff_mean"
+            title, "rollout_log_prob/old_log_prob per sample, " + ", ".join(MISMATCH_KEYS) + " or a pearson r"
         )
     sec = Section(title, "ok")
     parts = []
@@ -283,12 +305,20 @@ def logprob_alignment(ctx: Context) -> Section:
             sec.status = "warn"
     else:
         axes[0].axis("off")
-    if diff is not None:
-        axes[1].plot(diff.steps, diff.values)
-        axes[1].set(xlabel="step", ylabel="rollout vs training prob diff", title="logged mismatch")
-        parts.append(f"logged prob diff: last {float(diff.window(0.1).mean()):.3g}")
-        if float(np.nanmax(diff.values)) > 0.05:
-            sec.status = "warn"
+    if diff is not None or logged_r is not None:
+        for s, label in ((diff, "diff"), (logged_r, "pearson r")):
+            if s is not None:
+                axes[1].plot(s.steps, s.values, label=label)
+        axes[1].set(xlabel="step", ylabel="rollout vs training", title="logged mismatch")
+        axes[1].legend(fontsize=8)
+        if diff is not None:
+            parts.append(f"logged mismatch ({_key_of(ctx, diff)}): last {float(diff.window(0.1).mean()):.3g}")
+            if float(np.nanmax(diff.values)) > 0.05:
+                sec.status = "warn"
+        if logged_r is not None:
+            parts.append(f"logged pearson r: min {float(np.nanmin(logged_r.values)):.3f}")
+            if float(np.nanmin(logged_r.values)) < 0.9:
+                sec.status = "warn"
     else:
         axes[1].axis("off")
     sec.figures.append(ctx.doc.save_figure(fig, "logprob_alignment"))

@@ -121,16 +121,26 @@ def length_vs_accuracy(ctx: Context) -> Section:
 
 
 def _load_eval(ctx: Context) -> tuple[dict[str, Any] | None, str]:
-    paths = (
-        [Path(str(ctx.cfg.base_eval))]
-        if ctx.cfg.base_eval
-        else sorted(ctx.run.path.glob("eval*/result.json"))
-    )
-    for p in paths:
+    """``base_eval=`` if given, else the run's ``eval*/result.json`` of its *initial* model
+    (``settings.model`` == the config's model path; ``eval_base*`` dirs first); an evaluation of
+    a trained checkpoint is not a base-model baseline and is skipped."""
+    if ctx.cfg.base_eval:
+        paths = [Path(str(ctx.cfg.base_eval))]
+    else:
+        paths = sorted(ctx.run.path.glob("eval_base*/result.json")) + sorted(
+            ctx.run.path.glob("eval*/result.json")
+        )
+    base = ctx.run.cfg("actor_rollout_ref.model.path")
+    for p in dict.fromkeys(paths):
         try:
-            return json.loads(p.read_text()), str(p)
+            res = json.loads(p.read_text())
         except (OSError, json.JSONDecodeError):
             continue
+        st = res.get("settings", {})
+        model = str(Path(str(st.get("model", ""))).expanduser())
+        untrained = base and model == str(Path(str(base)).expanduser()) and not st.get("checkpoint_state")
+        if ctx.cfg.base_eval or p.parent.name.startswith("eval_base") or untrained:
+            return res, str(p)
     return None, ""
 
 

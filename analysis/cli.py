@@ -29,7 +29,10 @@ def parse(
     """Return (config, extra ``key=value`` args). Prints help and exits on ``-h``/``--help``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help", "help") for a in argv):
-        print(defaults_path(command).read_text())
+        try:
+            print(defaults_path(command).read_text())
+        except BrokenPipeError:  # `--help | head`
+            pass
         raise SystemExit(0)
     base = OmegaConf.load(defaults_path(command))
     known, extra = [], []

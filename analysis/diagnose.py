@@ -33,7 +33,7 @@ def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
     doc = Document(f"Diagnosis: {r.name}", out)
     doc.intro.append(
         f"Run `{run_dir}` — recipe {r.recipe or '?'}, engine {r.manifest.get('engine', '?')}, "
-        f"seed {r.seed}, git {str(r.manifest.get('git_commit', '?'))[:10]}"
+        f"seed {r.seed}, git {str(r.manifest.get('git_commit') or '?')[:10]}"
         f"{' (dirty)' if r.manifest.get('git_dirty') else ''}; "
         f"{len(r.metrics)} metrics logged, rollout dumps {len(r.sample_steps('rollouts'))}, "
         f"validation dumps {len(r.sample_steps('validation'))}."

@@ -88,18 +88,30 @@ def score_table(
     }
 
 
-def resolve_model(model: str) -> str:
-    """A checkpoint directory: ``model`` itself, a run's latest HF checkpoint, or its model path."""
+def _summary_model(run_dir: Path) -> str | None:
+    try:
+        return json.loads((run_dir / "summary.json").read_text()).get("model")
+    except (OSError, ValueError):
+        return None
+
+
+def resolve_model(model: str) -> tuple[str, str | None]:
+    """(HF model directory or hub id, training-state file to load on top of it or None).
+
+    ``model`` may be an HF checkpoint directory; a run directory, where the latest HF checkpoint
+    below it wins (highest step number in its path; veRL's merged ``.../actor/huggingface``),
+    else the local engine's latest ``checkpoints/global_step_N/state.pt`` (its ``"model"``
+    weights loaded onto the config's ``actor_rollout_ref.model.path``), else that model path
+    itself; or a Hugging Face hub id ``org/name``.
+    """
     p = Path(model).expanduser()
     if (p / "config.json").exists():
-        return str(p)
+        return str(p), None
     if p.is_dir():
         ckpts = [
             c.parent
             for c in p.rglob("config.json")
-            if (c.parent / "model.safetensors").exists()
-            or any(c.parent.glob("*.safetensors"))
-            or any(c.parent.glob("*.bin"))
+            if any(c.parent.glob("*.safetensors")) or any(c.parent.glob("*.bin"))
         ]
         if ckpts:
 
@@ -107,10 +119,17 @@ def resolve_model(model: str) -> str:
                 nums = re.findall(r"(\d+)", str(d.relative_to(p)))
                 return (int(nums[-1]) if nums else -1, d.stat().st_mtime)
 
-            return str(max(ckpts, key=step))
-        path = Run(p).cfg("actor_rollout_ref.model.path")
-        if path:
-            return str(Path(str(path)).expanduser())
+            return str(max(ckpts, key=step)), None
+        base = Run(p).cfg("actor_rollout_ref.model.path") or _summary_model(p)
+        latest = p / "checkpoints" / "latest_checkpointed_iteration.txt"
+        state = None
+        if latest.is_file():
+            f = p / "checkpoints" / f"global_step_{latest.read_text().strip()}" / "state.pt"
+            state = str(f) if f.is_file() else None
+        if base:
+            return str(Path(str(base)).expanduser()), state
+    if not p.exists() and re.fullmatch(r"[\w.-]+/[\w.-]+", model):
+        return model, None  # a Hugging Face hub id (downloaded by the sampler)
     raise FileNotFoundError(f"evaluate: model={model} is neither a checkpoint nor a run dir with one")
 
 
@@ -136,6 +155,8 @@ def _tts_plot(doc: Document, table: dict[str, Any]) -> str:
     ax.set(
         xscale="log", xlabel="k (samples)", ylabel="accuracy", ylim=(-0.02, 1.02), title="test-time scaling"
     )
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.minorticks_off()
     ax.legend()
     return doc.save_figure(fig, "tts")
 
@@ -149,12 +170,12 @@ def run(cfg: DictConfig, scorer: Scorer | None = None) -> tuple[dict[str, Any], 
 
     if scorer is None:
         from rewards import compute_score as scorer  # type: ignore[assignment]
-    model_path = resolve_model(str(cfg.model))
+    model_path, state_file = resolve_model(str(cfg.model))
     data = Path(str(cfg.data))
     rows = pq.read_table(data).to_pylist()[: cfg.limit or None]
     name = auto_sampler_name(model_path) if cfg.sampler == "auto" else str(cfg.sampler)
     settings = {"temperature": float(cfg.temperature), "top_p": float(cfg.top_p), "seed": int(cfg.seed)}
-    sampler = SAMPLERS.get(name)(model_path, settings)
+    sampler = SAMPLERS.get(name)(model_path, {**settings, "state_file": state_file})
     tok = sampler.tokenizer
     prompts = []
     for r in rows:
@@ -206,6 +227,7 @@ def run(cfg: DictConfig, scorer: Scorer | None = None) -> tuple[dict[str, Any], 
         **table,
         "settings": {
             "model": model_path,
+            "checkpoint_state": state_file,
             "model_arg": str(cfg.model),
             "data": str(data),
             "data_sha256": sha256_file(data),
@@ -224,7 +246,10 @@ def run(cfg: DictConfig, scorer: Scorer | None = None) -> tuple[dict[str, Any], 
             "generation_seconds": round(gen_s, 2),
         },
     }
-    doc = Document(f"Evaluation: {Path(model_path).name} on {data.name}", out)
+    doc = Document(f"Evaluation: {cfg.model} on {data.name}", out)
+    doc.intro.append(
+        f"Model {model_path}" + (f" with the weights of {state_file}" if state_file else "") + "."
+    )
     doc.intro.append(
         f"{table['n_prompts']} prompts × {n} samples, T={settings['temperature']}, top-p "
         f"{settings['top_p']}, max {cfg.max_tokens} tokens, sampler {name}"

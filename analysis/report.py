@@ -28,7 +28,7 @@ from analysis.checks_curves import length_by_correctness
 from analysis.cli import parse
 from analysis.metrics import hedges_g, t_ci, welch_diff_ci
 from analysis.render import Document, Section, Table, fmt
-from analysis.runs import Run, find_runs, group_runs
+from analysis.runs import ZERO_VAR_KEYS, Run, find_runs, group_runs
 from recipes.registry import Registry
 
 
@@ -54,8 +54,8 @@ for _name, _panel in {
     "clipfrac": Panel("clip fraction", ("actor/pg_clipfrac",)),
     "ppo_kl": Panel("KL to old policy (actor/ppo_kl)", ("actor/ppo_kl",)),
     "kl_loss": Panel("KL to reference (actor/kl_loss)", ("actor/kl_loss", "critic/kl")),
-    "zero_var": Panel("share of zero-variance groups", ("rlvr/zero_var_group_frac",), False),
-    "gen_batches": Panel("generation batches per step", ("rlvr/gen_batches",), False),
+    "zero_var": Panel("share of zero-variance groups", ZERO_VAR_KEYS, False),
+    "gen_batches": Panel("generation batches per step", ("rlvr/gen_batches", "train/num_gen_batches"), False),
     "probs_diff": Panel("rollout vs training prob diff", ("training/rollout_probs_diff_mean",), False),
 }.items():
     PANELS.add(_name, _panel)

@@ -27,6 +27,8 @@ import yaml
 # Override keys that distinguish seeds or outputs, never arms.
 NON_AXIS_KEYS = re.compile(r"(^|\.)(seed|run_dir|out|output_dir|hydra\..*|trainer\.experiment_name)$")
 SAMPLE_KINDS = ("rollouts", "validation")
+# Aliases of one quantity across engines/versions (first logged wins).
+ZERO_VAR_KEYS = ("rlvr/zero_var_group_frac", "rlvr/zero_variance_group_frac")
 
 
 def _read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:

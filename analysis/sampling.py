@@ -52,6 +52,15 @@ def _eos_pad(tokenizer: Any) -> tuple[int, int]:
     return int(eos), int(pad)
 
 
+def load_state(model: Any, state_file: str | None) -> None:
+    """Load a training-state file's ``"model"`` weights (the local engine's checkpoint format)."""
+    if state_file:
+        import torch
+
+        state = torch.load(state_file, map_location="cpu", weights_only=False)
+        model.load_state_dict(state["model"] if "model" in state else state)
+
+
 class LocalSampler:
     """The local engine's CPU sampler (``recipes.local.sampler.generate``)."""
 
@@ -63,6 +72,7 @@ class LocalSampler:
         from recipes.local import model as local_model
 
         self.model, self.tokenizer = local_model.load(model_path)
+        load_state(self.model, settings.get("state_file"))
         self.settings = settings
         self.gen = torch.Generator().manual_seed(int(settings.get("seed", 0)))
         self.eos, self.pad = _eos_pad(self.tokenizer)
@@ -103,6 +113,7 @@ class HFSampler:
         self.tokenizer = AutoTokenizer.from_pretrained(model_path)
         self.tokenizer.padding_side = "left"
         self.model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.float32).eval()
+        load_state(self.model, settings.get("state_file"))
         self.settings = settings
         self.eos, self.pad = _eos_pad(self.tokenizer)
         torch.manual_seed(int(settings.get("seed", 0)))
@@ -140,6 +151,8 @@ class VLLMSampler:
     def __init__(self, model_path: str, settings: dict[str, Any]) -> None:
         import torch
 
+        if settings.get("state_file"):
+            raise RuntimeError("sampler=vllm needs an HF checkpoint directory, not a training-state file")
         if not torch.cuda.is_available():
             raise RuntimeError("sampler=vllm needs a CUDA GPU; use sampler=local or sampler=hf on CPU")
         try:

@@ -3,7 +3,8 @@
 - ``run_settings(run, axes)``: the ``wandb.init`` keyword arguments that group the runs of one
   sweep (``group`` = the multirun directory name, else the recipe) and tag them with the recipe
   and ``axis=value`` for each swept axis. Engines and ``log_run`` use the same function.
-- ``log_run(run, axes, mode="offline")``: replays ``metrics.jsonl`` into a W&B run; offline it
+- ``log_run(run, axes, mode="offline")`` (CLI: ``python -m analysis.wandb_report sweep=<dir>``):
+  replays ``metrics.jsonl`` into a W&B run; offline it
   needs no API key and writes under ``<dir>/wandb`` (``wandb sync`` uploads it later).
 - ``build_report(...)``: a ``wandb_workspaces`` Report (one line plot per logged panel metric,
   grouped by the swept axes, mean with min-max band). Building touches no network;
@@ -140,3 +141,26 @@ def publish_report(runs: list[Run], axes: list[str], cfg: DictConfig) -> str:
     report = build_report(runs, axes, entity=entity, project=str(project))
     report.save()
     return str(report.url)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m analysis.wandb_report sweep=<dir>``: replay runs into W&B, grouped and tagged."""
+    from analysis.cli import parse
+    from analysis.runs import find_runs, group_runs
+
+    cfg, _ = parse("wandb", argv)
+    runs = [r for d in list(cfg.runs or []) + ([cfg.sweep] if cfg.sweep else []) for r in find_runs(str(d))]
+    if not runs:
+        raise SystemExit("analysis.wandb_report: give runs=[<dir>,...] or sweep=<multirun dir> (try --help)")
+    axes, _ = group_runs(runs)
+    for r in runs:
+        s = run_settings(r, axes)
+        out = log_run(r, axes, mode=str(cfg.mode), root=cfg.dir)
+        print(f"{r.name}: group={s['group']} tags={s['tags']} -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

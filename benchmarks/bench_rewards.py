@@ -32,6 +32,8 @@ def _scorers() -> dict[str, Callable[[str, str, str], bool]]:
     import rewards
     from rewards.sources.math import gold_answer
 
+    rewards.warmup()  # start the SymPy worker, as the training engines do before scoring
+
     def ours(ds: str, resp: str, gold: str) -> bool:
         return bool(rewards.compute_score(ds, resp, gold)["acc"])
 
@@ -119,8 +121,10 @@ def main() -> None:
     args = ap.parse_args()
     rows = [json.loads(line) for line in TABLE.read_text().splitlines()]
     pos = sum(r["label"] for r in rows)
-    print(f"table: {TABLE.name}: {len(rows)} rows, {pos} correct, {len(rows) - pos} wrong "
-          f"({sum(r['adversarial'] for r in rows)} adversarial)\n")
+    print(
+        f"table: {TABLE.name}: {len(rows)} rows, {pos} correct, {len(rows) - pos} wrong "
+        f"({sum(r['adversarial'] for r in rows)} adversarial)\n"
+    )
     cols = ["FN %", "FP %", "adv credited", "p50 ms", "p99 ms", "max ms", "calls/s"]
     print(f"| {'scorer':32s} | " + " | ".join(f"{c:>12s}" for c in cols) + " |")
     print("|" + "-" * 34 + "|" + "|".join("-" * 14 for _ in cols) + "|")
@@ -131,7 +135,9 @@ def main() -> None:
         cells = [f"{res[c]:12.1f}" if isinstance(res[c], float) else f"{res[c]:12d}" for c in cols]
         print(f"| {name:32s} | " + " | ".join(cells) + " |", flush=True)
     hot = _arithmetic_hot_path()
-    print(f"\narithmetic hot path (compute_score('arithmetic', ...)): {hot['us/call']:.1f} us/call, {hot['calls/s']:.0f} calls/s")
+    print(
+        f"\narithmetic hot path (compute_score('arithmetic', ...)): {hot['us/call']:.1f} us/call, {hot['calls/s']:.0f} calls/s"
+    )
 
 
 if __name__ == "__main__":

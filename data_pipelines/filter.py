@@ -234,7 +234,7 @@ def run(
         def score_fn(*a: Any, **kw: Any) -> dict[str, Any]:
             return rewards.compute_score(*a, **kw, **kwargs)
 
-        verifier = verifier_version()
+        verifier = verifier_version() + (f"|{json.dumps(kwargs, sort_keys=True)}" if kwargs else "")
     else:
         verifier = getattr(score_fn, "version", getattr(score_fn, "__qualname__", "custom"))
     if generator is None:

@@ -2,7 +2,8 @@
 
 Reads one JSON request per line on stdin, runs one of the operations in ``OPS`` and writes one
 JSON reply per line on the original stdout (``sys.stdout`` is redirected to stderr so nothing
-else can corrupt the channel). Limits its own address space. Runs no model text as code: the
+else can corrupt the channel). Says ready as soon as SymPy is imported (~0.3 s) and warms the
+LaTeX parser with ``rewards.symbolic.WARMUP`` in idle time, between requests. Limits its own address space. Runs no model text as code: the
 operations only parse LaTeX into SymPy objects.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import sys
 
 
@@ -22,11 +24,22 @@ def main() -> None:
         pass
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     sys.stdout = sys.stderr
-    from rewards.symbolic import OPS, warmup
+    from rewards.symbolic import OPS, WARMUP, scalars_equal
 
-    warmup()  # build the parser's tables before saying ready
     out.write(b'{"ready": true}\n')
-    for line in sys.stdin.buffer:
+    # Warm the parser in idle time, one expression at a time, so a request never waits long.
+    pending = [[a, b] for a, b in zip(WARMUP, WARMUP[1:] + WARMUP[:1], strict=True)]
+    buf = b""
+    while True:
+        while b"\n" not in buf:
+            if pending and not select.select([0], [], [], 0)[0]:
+                scalars_equal([pending.pop()])
+                continue
+            chunk = os.read(0, 1 << 16)
+            if not chunk:
+                return
+            buf += chunk
+        line, _, buf = buf.partition(b"\n")
         try:
             req = json.loads(line)
             value = OPS[req["op"]](*req["args"])

@@ -36,7 +36,19 @@ _EMPTY = {
     "无解",
 }
 _CHOICE_GOLD = re.compile(r"\(?([A-E])\)?")
-_CHOICE_PRED = re.compile(r"\(?([A-E])\)?(?:[.:)]\s*.*)?|(?:option|choice)\s*\(?([A-E])\)?", re.IGNORECASE)
+_CHOICE_PRED = re.compile(
+    r"\(([A-E])\)(?:\s.*)?|([A-E])(?:[.:)]\s*.*)?|(?:option|choice)\s*\(?([A-E])\)?",
+    re.IGNORECASE | re.DOTALL,
+)
+_SECOND_CHOICE = re.compile(r"\([A-E]\)|\b[A-E]\b|\b(?:or|and)\b", re.IGNORECASE)
+_TRAILING_WORDS = re.compile(r"^(.*?[\d}])\s+[A-Za-z][A-Za-z' ]*$")  # "42 clips" -> "42"
+_NOT_A_UNIT = re.compile(
+    r"\b(?:or|and|to|plus|minus|times|over|so|more|less|about|approximately|roughly|least|most|than|not|nearly|almost|ish)\b",
+    re.IGNORECASE,
+)
+_INEQ = re.compile(
+    r"^(?:(?P<lo>[^<>=\\]+?)\s*(?P<lop><|\\leq?|\\le)\s*)?[a-zA-Z]\s*(?:(?P<hop><|\\leq?|\\le|>|\\geq?|\\ge)\s*(?P<hi>[^<>=]+))?$"
+)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
 _ASSIGN = re.compile(
     r"^\s*([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\))\s*(?:=|\\in(?![a-zA-Z]))\s*(?!=)(.+)$"
@@ -78,9 +90,15 @@ def _closes_at_end(s: str) -> bool:
     return False
 
 
+_ASSIGN_REV = re.compile(r"^([^=<>]+?)\s*=\s*([a-zA-Z])\s*$")  # "3 = x"
+
+
 def _strip_assign(s: str) -> str:
     m = _ASSIGN.match(s)
-    return m.group(2).strip() if m else s
+    if m:
+        return m.group(2).strip()
+    m = _ASSIGN_REV.match(s)
+    return m.group(1).strip() if m else s
 
 
 def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
@@ -253,6 +271,24 @@ def _split_eq(p: str, g: str) -> tuple[str, str]:
     return p, g
 
 
+def _inequality_interval(s: str) -> str | None:
+    r"""``0 < x \leq 1`` -> ``(0, 1]``; ``x > 3`` -> ``(3, \infty)``; None if ``s`` is not such an inequality."""
+    m = _INEQ.match(s.replace(" ", ""))
+    if not m or (not m.group("lop") and not m.group("hop")):
+        return None
+    lo, lop, hop, hi = m.group("lo"), m.group("lop"), m.group("hop"), m.group("hi")
+    strict = {"<": True, ">": True}
+    if lop and hop:
+        if hop.startswith((">", "\\g")):
+            return None
+        return f"{'(' if strict.get(lop) else '['}{lo},{hi}{')' if strict.get(hop) else ']'}"
+    if lop:
+        return None
+    if hop in (">",) or hop.startswith("\\g"):
+        return f"{'(' if hop == '>' else '['}{hi},\\infty)"
+    return f"(-\\infty,{hi}{')' if hop == '<' else ']'}"
+
+
 def _empty(s: str) -> bool:
     return re.sub(r"[\s.]", "", s).lower() in _EMPTY
 
@@ -284,7 +320,12 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0) -> bool:
         return _empty(g) and _empty(p)
     if m := _CHOICE_GOLD.fullmatch(g):
         pm = _CHOICE_PRED.fullmatch(p)
-        return bool(pm) and (pm.group(1) or pm.group(2) or "").upper() == m.group(1)
+        if pm is None:
+            return False
+        k = next(i for i in (1, 2, 3) if pm.group(i))
+        if _SECOND_CHOICE.search(p[pm.end(k) :]):
+            return False  # "(C) or (A)": two options
+        return pm.group(k).upper() == m.group(1)
     if _WORDS.fullmatch(g) or g.lower() in ("yes", "no"):
         return re.sub(r"[^a-z0-9]", "", p.lower()) == re.sub(r"[^a-z0-9]", "", g.lower())
     named = len(_split_top(p)) > 1 and all(_ASSIGN.match(x) for x in _split_top(p))
@@ -292,7 +333,16 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0) -> bool:
         p = _strip_assign(p)
     elif "=" not in p and "\\in" not in p:
         g = _strip_assign(g)
+    if (
+        parse_number(g) is not None
+        and parse_number(p) is None
+        and (m := _TRAILING_WORDS.match(p))
+        and not _NOT_A_UNIT.search(p[m.end(1) :])
+    ):
+        p = m.group(1)
     gk, gi = _structure(g, thousands=True)
+    if gk.startswith("bracket:") and len(gi) == 2 and (iv := _inequality_interval(p)):
+        p = iv
     pk, pi = _structure(p, thousands=gk == "scalar")
     if gk == "scalar" and pk == "list" and len(pi) == 1:
         pk = "scalar"

@@ -6,7 +6,8 @@ order -- the ``<answer>...</answer>`` tag (exactly one pair), ``\boxed{}``/``\fb
 "Final Answer: The final answer is X"), or GSM8K's ``#### X`` when asked. Text inside a
 ``<think>`` block never counts; an unterminated ``<think>`` yields no answer.
 
-Refused (``Extraction.pred is None`` with a ``reason``): several different final answers,
+Several spellings of one answer agree (``agree`` decides, e.g. ``\\boxed{2\\sqrt3}`` then
+``\\boxed{\\sqrt{12}}``). Refused (``Extraction.pred is None`` with a ``reason``): several different final answers,
 a box nested in a box, an empty tag or box, hedges ("maybe", "perhaps", "?", "可能"...),
 unbalanced tags, answers longer than ``MAX_ANSWER_CHARS``.
 
@@ -17,12 +18,14 @@ linear in the input (1 MB responses and 10k nested braces are fine).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
 
 _BOX_CMD = re.compile(r"\\(?:boxed|fbox)\s*")
 _ANSWER_OPEN, _ANSWER_CLOSE = "<answer>", "</answer>"
+Agree = Callable[[str, str], bool]  # do two spellings of a final answer mean the same thing?
 MAX_BOXES = 32  # more boxes than this is answer spraying, not a solution
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 _ANSWER_LINE = re.compile(
@@ -33,6 +36,7 @@ _MINERVA = re.compile(
     r"(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]+is[ \t:]*(.*?)(?:\.?[ \t]*I[ \t]+hope[ \t]+it[ \t]+is[ \t]+correct\.?)?[ \t]*$",
     re.IGNORECASE,
 )
+_ZH_ANSWER = re.compile(r"(?:答案|结果)(?:是|为|应为)[:：]?\s*(.+?)[。.]?\s*$")
 _GSM8K = re.compile(r"^[ \t]*####[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|might|either|not sure|unsure|i think|i guess|could be|"
@@ -40,6 +44,8 @@ _HEDGE = re.compile(
     re.IGNORECASE,
 )
 
+# "<answer>The value of x is 5.</answer>" -> "5"
+_SENTENCE = re.compile(r"^[A-Za-z][A-Za-z ,'()]*?\s(?:is|are|equals|was|=)\s*:?\s*(.+?)$", re.DOTALL)
 # hedges in the sentence that carries a boxed answer ("perhaps \boxed{72}")
 _HEDGE_CONTEXT = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|might be|not sure|unsure|i guess|could be)\b", re.I
@@ -158,11 +164,13 @@ def agreement_key(s: str) -> str:
     return c.replace(" ", "")
 
 
-def _unique(cands: list[str], where: str) -> Extraction:
+def _unique(cands: list[str], where: str, agree: Agree | None) -> Extraction:
     cands = [c.strip() for c in cands]
     if any(not c for c in cands):
         return Extraction(None, where, "empty answer")
-    if len({agreement_key(c) for c in cands}) > 1:
+    keys = [agreement_key(c) for c in cands]
+    others = {k: c for k, c in zip(keys, cands, strict=True) if k != keys[-1]}
+    if others and (agree is None or len(others) > 3 or not all(agree(c, cands[-1]) for c in others.values())):
         return Extraction(None, where, "several different final answers")
     return Extraction(cands[-1], where)
 
@@ -173,10 +181,12 @@ def _answer_lines(final: str) -> list[str]:
         val = m.group(1)
         mm = _MINERVA.match(val)
         out.append(mm.group(1) if mm else val)
+    # "Answer: Let's think step by step ..." is prose, not a competing final answer
+    out = [x for x in out[:-1] if len(x) <= 60 and len(x.split()) <= 6] + out[-1:]
     if not out:  # "So the answer is 72." on one of the last three lines
         lines = [ln for ln in final[-2000:].strip().splitlines() if ln.strip()][-3:]
         for ln in reversed(lines):
-            mm = re.search(_MINERVA.pattern, ln, re.IGNORECASE)
+            mm = re.search(_MINERVA.pattern, ln, re.IGNORECASE) or _ZH_ANSWER.search(ln)
             if mm:
                 out.append(mm.group(1))
                 break
@@ -184,7 +194,11 @@ def _answer_lines(final: str) -> list[str]:
 
 
 def extract_final(
-    text: str, allow_box: bool = True, allow_line: bool = True, allow_gsm8k: bool = False
+    text: str,
+    allow_box: bool = True,
+    allow_line: bool = True,
+    allow_gsm8k: bool = False,
+    agree: Agree | None = None,
 ) -> Extraction:
     r"""Extract the single final answer of ``text`` (see the module docstring for the rules).
 
@@ -216,14 +230,15 @@ def extract_final(
             return Extraction(None, "tag", "several <answer> tags")
         inner_boxes, _ = find_boxes(tags[0]) if allow_box else ([], False)
         inner = inner_boxes if inner_boxes else [tags[0]]
-        res = _unique(inner + boxes, "tag")  # boxes outside the tag must agree with it
+        res = _unique(inner + boxes, "tag", agree)  # boxes outside the tag must agree with it
         if res.pred is not None and inner_boxes:
             res = Extraction(inner_boxes[-1].strip(), "tag")
         elif res.pred is not None:
-            res = Extraction(tags[0].strip(), "tag")
+            m = _SENTENCE.match(tags[0].strip())
+            res = Extraction(m.group(1) if m else tags[0].strip(), "tag")
     elif boxes:
         lines = [x for x in _answer_lines(final) if not _BOX_CMD.search(x)] if allow_line else []
-        res = _unique(boxes + lines, "box")
+        res = _unique(boxes + lines, "box", agree)
         last = final.rfind("\n", 0, max(final.rfind("\\boxed"), final.rfind("\\fbox")))
         if res.pred is not None and _HEDGE_CONTEXT.search(final[last + 1 :]):
             return Extraction(None, "box", "hedged answer")
@@ -234,7 +249,7 @@ def extract_final(
         gsm = [m.group(1) for m in _GSM8K.finditer(final)] if allow_gsm8k else []
         if not lines and not gsm:
             return Extraction(None, "none", "no answer found")
-        res = _unique(gsm + lines, "gsm8k" if gsm else "line")
+        res = _unique(gsm + lines, "gsm8k" if gsm else "line", agree)
     if res.pred is None:
         return res
     if len(res.pred) > MAX_ANSWER_CHARS:

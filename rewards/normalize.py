@@ -45,6 +45,9 @@ _DROP = (
     (re.compile(r"\\[dt]frac(?![a-zA-Z])"), r"\\frac"),
     (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])"), ""),
     (re.compile(r"\\(?:\$|\\euro|textdollar)|[$¥￥€£]|\\(?:pounds|yen)(?![a-zA-Z])"), ""),
+    (re.compile(r"\\langle(?![a-zA-Z])|⟨"), "("),
+    (re.compile(r"\\rangle(?![a-zA-Z])|⟩"), ")"),
+    (re.compile(r"\*\*"), "^"),
     (re.compile(r"\\le(?![a-zA-Z])"), r"\\leq"),
     (re.compile(r"\\ge(?![a-zA-Z])"), r"\\geq"),
     (re.compile(r"\\neq?(?![a-zA-Z])"), r"\\ne"),
@@ -71,6 +74,29 @@ _TRAILING_UNIT = re.compile(
     + r"))?\s*$",
     re.IGNORECASE,
 )
+_UNICODE = {
+    "\u2212": "-",
+    "\uff0c": ",",
+    "π": "\\pi ",
+    "∞": "\\infty ",
+    "×": "\\times ",
+    "·": "\\cdot ",
+    "÷": "/",
+    "≤": "\\leq ",
+    "≥": "\\geq ",
+    "≠": "\\ne ",
+    "½": "\\frac{1}{2}",
+    "¼": "\\frac{1}{4}",
+    "¾": "\\frac{3}{4}",
+    "²": "^{2}",
+    "³": "^{3}",
+    "\u2009": "",
+    "\u202f": "",
+    "\u00a0": " ",
+}
+_UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
+_UNICODE_SQRT = re.compile(r"√\s*\(?([0-9a-zA-Z.]+)\)?")
+_MARKDOWN = re.compile(r"\*\*(.+?)\*\*")
 _SPACES = re.compile(r"\s+")
 _LETTERS = re.compile(r"[A-Za-z]")
 _MATH_WORDS = re.compile(r"\\(?:frac|sqrt|pi|times|cdot)(?![a-zA-Z])")
@@ -136,7 +162,9 @@ def clean(s: str) -> str:
     >>> clean("1\\,600 元")
     '1600'
     """
-    s = _unwrap_math(s.replace("\u2212", "-").replace("\uff0c", ","))
+    s = _MARKDOWN.sub(r"\1", s.strip())  # **72** / __72__
+    s = _unwrap_math(_UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s))
+    s = _UNICODE_SQRT.sub(r"\\sqrt{\1}", s)
     s = s.rstrip(" .。;,")
     s = _unwrap_math(s)
     s = _PREFIX.sub("", s)

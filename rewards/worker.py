@@ -10,8 +10,15 @@ Workers run under an address-space limit (``REWARDS_WORKER_MEM_MB``, default 204
 their parent's pipe closes, and are killed at interpreter exit. After ``os.fork`` the child
 process builds its own pool.
 
-What it does not do: the time limit covers the computation, not the one-off start-up of a worker
-(``warmup()`` pre-starts them); it does not retry, and it only runs the operations registered in
+The limit covers waiting for a free worker too. A hot spare worker is kept, so a killed worker is
+replaced at once and the call after a timeout is not slowed down. Workers report ready once SymPy
+is imported (0.3-1 s, depending on load) and warm their LaTeX parser in idle time.
+
+The one exception to the limit is the very first start of a process's first worker: the call
+that triggers it waits for the start-up (so it is not scored as a timeout); ``warmup()`` pays that
+cost up front and should be called once before scoring starts.
+
+What it does not do: retry, and it only runs the operations registered in
 ``rewards._worker_main`` (no arbitrary code).
 """
 
@@ -30,11 +37,15 @@ import time
 from typing import Any
 
 _STARTUP_TIMEOUT_S = 120.0
-_POOL_SIZE = int(os.environ.get("REWARDS_WORKERS", "1"))
+_POOL_SIZE = int(os.environ.get("REWARDS_WORKERS", max(1, min(4, (os.cpu_count() or 2) // 2))))
 
 
 class WorkerOpError(RuntimeError):
     """The operation raised inside a healthy worker (the worker is kept)."""
+
+
+class WorkerBusy(TimeoutError):
+    """No worker could take the call before its deadline (none was killed)."""
 
 
 class _Worker:
@@ -53,6 +64,7 @@ class _Worker:
             close_fds=True,
         )
         self.ready = False
+        self.born = time.monotonic()
         self._buf = b""
 
     def _readline(self, deadline: float) -> bytes | None:
@@ -72,13 +84,19 @@ class _Worker:
         line, _, self._buf = self._buf.partition(b"\n")
         return line
 
-    def wait_ready(self) -> None:
+    def wait_ready(self, deadline: float) -> bool:
+        """Wait until the worker has started (False if not by ``deadline``; it keeps starting)."""
         if self.ready:
-            return
-        line = self._readline(time.monotonic() + _STARTUP_TIMEOUT_S)
-        if line is None or json.loads(line).get("ready") is not True:
+            return True
+        line = self._readline(deadline)
+        if line is None:
+            if time.monotonic() - self.born > _STARTUP_TIMEOUT_S:
+                raise RuntimeError("reward worker failed to start")
+            return False
+        if json.loads(line).get("ready") is not True:
             raise RuntimeError("reward worker failed to start")
         self.ready = True
+        return True
 
     def call(self, op: str, args: list[Any], timeout_s: float) -> Any:
         assert self.proc.stdin is not None
@@ -119,8 +137,10 @@ class WorkerPool:
         self._lock = threading.Lock()
         self.pid = os.getpid()
         self.restarts = 0
+        self._spare: _Worker | None = None  # started once a worker is ready; replaces a killed one at once
+        self._started = False  # has any worker of this pool become ready yet?
 
-    def _acquire(self) -> _Worker:
+    def _acquire(self, deadline: float) -> _Worker:
         try:
             return self._idle.get_nowait()
         except queue.Empty:
@@ -130,7 +150,10 @@ class WorkerPool:
                 w = _Worker()
                 self._all.append(w)
                 return w
-        return self._idle.get()
+        try:
+            return self._idle.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise WorkerBusy("no reward worker free before the deadline") from None
 
     def _replace(self, w: _Worker) -> None:
         w.kill()
@@ -138,16 +161,38 @@ class WorkerPool:
             if w in self._all:
                 self._all.remove(w)
             self.restarts += 1
-            fresh = _Worker()  # warms up while nobody waits for it
+            fresh = self._spare if self._spare is not None else _Worker()
+            self._spare = _Worker()  # the next spare starts while nobody waits for it
             self._all.append(fresh)
         self._idle.put(fresh)
 
+    def _first_start(self, w: _Worker) -> None:
+        """The process's first worker start is a one-off cost outside any call's limit."""
+        if not w.wait_ready(time.monotonic() + _STARTUP_TIMEOUT_S):
+            raise RuntimeError("reward worker failed to start")
+        with self._lock:
+            self._started = True
+            if self._spare is None:
+                self._spare = _Worker()
+
     def call(self, op: str, args: list[Any], timeout_s: float) -> Any:
-        """Run ``op(*args)`` in a worker; ``TimeoutError`` after ``timeout_s`` seconds of compute."""
-        w = self._acquire()
+        """Run ``op(*args)`` in a worker; ``TimeoutError`` once ``timeout_s`` seconds have passed.
+
+        The limit covers everything: waiting for a free worker, for a fresh one to start, and the
+        computation. Only a worker that overran while computing is killed.
+        """
+        deadline = time.monotonic() + timeout_s
+        w = self._acquire(deadline)
         try:
-            w.wait_ready()
-            value = w.call(op, args, timeout_s)
+            if not self._started:
+                self._first_start(w)
+                deadline = time.monotonic() + timeout_s
+            if not w.wait_ready(deadline):
+                self._idle.put(w)
+                raise WorkerBusy("reward worker still starting at the deadline")
+            value = w.call(op, args, max(0.0, deadline - time.monotonic()))
+        except WorkerBusy:
+            raise
         except TimeoutError:
             self._replace(w)
             raise
@@ -160,18 +205,36 @@ class WorkerPool:
         self._idle.put(w)
         return value
 
-    def warmup(self) -> None:
-        """Start every worker and wait until each has imported SymPy."""
-        ws = [self._acquire() for _ in range(self.size)]
-        for w in ws:
-            w.wait_ready()
+    def ensure_started(self) -> None:
+        """Block once per process until the first worker is ready (no-op afterwards)."""
+        if self._started:
+            return
+        w = self._acquire(time.monotonic() + _STARTUP_TIMEOUT_S)
+        try:
+            if not self._started:
+                self._first_start(w)
+        finally:
             self._idle.put(w)
+
+    def warmup(self) -> None:
+        """Start every worker, wait until each has imported SymPy and warmed its parser."""
+        end = time.monotonic() + _STARTUP_TIMEOUT_S
+        ws = [self._acquire(end) for _ in range(self.size)]
+        for w in ws:
+            self._first_start(w)
+        try:
+            for w in ws:
+                w.call("warmup", [], _STARTUP_TIMEOUT_S)
+        finally:
+            for w in ws:
+                self._idle.put(w)
 
     def close(self) -> None:
         with self._lock:
-            for w in self._all:
+            for w in self._all + ([self._spare] if self._spare else []):
                 w.kill()
             self._all.clear()
+            self._spare = None
         while not self._idle.empty():
             self._idle.get_nowait()
 

@@ -74,7 +74,10 @@ class Engine:
         self.opt = torch.optim.AdamW(model.parameters(), lr=float(o.lr), betas=tuple(o.betas),
                                      weight_decay=float(o.weight_decay), eps=float(o.get("eps", 1e-8)))
         total = self.total_steps()
-        from verl.utils.torch_functional import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
+        from verl.utils.torch_functional import (
+            get_constant_schedule_with_warmup,
+            get_cosine_schedule_with_warmup,
+        )
 
         warm = int(o.lr_warmup_steps)
         if warm <= 0:
@@ -90,6 +93,7 @@ class Engine:
 
             self.kl_ctrl = get_kl_controller(cfg.algorithm.kl_ctrl)
         self.gen = torch.Generator().manual_seed(self.seed)
+        self.shuffle_rewards = bool(OmegaConf.select(cfg, "local.shuffle_rewards", default=False))
         self.step = 0
         self.model.train()
 
@@ -121,6 +125,8 @@ class Engine:
             prompts = self.stream.take(self.gen_bs)
             ro = self._sample(prompts, self.n, self.cfg.actor_rollout_ref.rollout)
             scores, extra, texts = algo.score_rollout(self.cfg, self.reward_fn, self.tok, prompts, ro, self.n)
+            if self.shuffle_rewards:
+                scores, extra = self._shuffle(ro, scores, extra)
             all_scores.append(scores.sum(-1))
             vals = algo.group_metric(str(fg.metric) if filt else "seq_reward", scores, extra)
             keep, zv = algo.keep_groups(vals, self.n)
@@ -152,6 +158,15 @@ class Engine:
         info = {"train/num_gen_batches": float(n_gen), "rlvr/unfiltered_score/mean": float(unf.mean()),
                 "rlvr/zero_variance_group_frac": zero_var / max(groups_seen, 1)}
         return kept_p[: self.bs], rollout, scores, {k: v[: len(rows)] for k, v in kept_x.items()}, kept_t[: len(rows)], info
+
+    def _shuffle(self, ro: Rollout, scores: torch.Tensor, extra: dict[str, list[Any]]):
+        """Control experiment (``local.shuffle_rewards``): permute rewards across the batch's samples."""
+        perm = torch.randperm(scores.shape[0], generator=self.gen).tolist()
+        seq = scores.sum(-1)[perm]
+        out = torch.zeros_like(scores)
+        last = (ro.response_lengths - 1).clamp(min=0)
+        out[torch.arange(scores.shape[0]), last] = seq
+        return out, {k: [v[j] for j in perm] for k, v in extra.items()}
 
     # ------------------------------------------------------------------ training
     def train_step(self) -> tuple[dict[str, float], dict[str, Any]]:

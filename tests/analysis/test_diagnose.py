@@ -124,3 +124,63 @@ def test_cli_prints_verdicts(sick_run: Path, tmp_path: Path, capsys: pytest.Capt
     assert "audit_samples" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="unknown key 'rnu'"):
         diagnose.main(["rnu=x"])
+
+
+def test_partial_credit_zero_variance_is_not_all_wrong() -> None:
+    # spell_backward-style partial credit (peers.md): all-wrong is not the same as equal scores
+    from analysis.checks import group_pass_rates, score_flat_share
+
+    groups = {"a": [0.2, 0.2, 0.2, 0.2], "b": [1.0, 0.2, 0.05, 0.0], "c": [0.2, 0.05, 0.05, 0.05]}
+    rows = [{"uid": g, "step": 1, "score": s, "acc": s == 1.0} for g, ss in groups.items() for s in ss]
+    rates = group_pass_rates(rows)[1]
+    assert sorted(rates.tolist()) == [0.0, 0.0, 0.25]  # two groups all wrong
+    assert score_flat_share(rows) == pytest.approx(1 / 3)  # but only one gives no advantage signal
+
+
+def test_base_eval_found_in_run_dir_and_trained_eval_ignored(tmp_path: Path) -> None:
+    from analysis.synthetic import write_run
+
+    run = write_run(tmp_path / "run", steps=5, dump_every=100)
+    res = {
+        "overall": {"pass": {"1": {"mean": 0.2, "lo": 0.1, "hi": 0.3}}},
+        "settings": {"model": "ckpt/step_5"},
+    }
+    (run / "eval").mkdir()
+    (run / "eval" / "result.json").write_text(json.dumps(res))  # a trained checkpoint: not a baseline
+    doc, _ = diagnose.run(cfg_for(run, tmp_path / "o1", checks=["base_pass_at_k"]))
+    assert doc.sections[0].verdict.startswith("from validation step 0")  # the fallback, not the trained eval
+    (run / "eval_base").mkdir()
+    (run / "eval_base" / "result.json").write_text(json.dumps(res))
+    doc, _ = diagnose.run(cfg_for(run, tmp_path / "o2", checks=["base_pass_at_k"]))
+    assert doc.sections[0].verdict.startswith("pass@1 0.2 [0.1, 0.3]")
+
+
+def test_doctests_of_analysis_modules() -> None:
+    import doctest
+
+    import analysis.checks_curves
+    import analysis.metrics
+    import analysis.render
+
+    for mod in (analysis.metrics, analysis.render, analysis.checks_curves):
+        assert doctest.testmod(mod).failed == 0
+
+
+def test_logged_verl_mismatch_metrics(tmp_path: Path) -> None:
+    run = tmp_path / "verl"
+    run.mkdir()
+    lines = [
+        {
+            "step": s,
+            "data": {
+                "training/rollout_probs_diff_mean": 0.01 + 0.02 * s,
+                "training/rollout_actor_probs_pearson_corr": 0.99 - 0.03 * s,
+            },
+        }
+        for s in range(1, 5)
+    ]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    doc, _ = diagnose.run(cfg_for(run, tmp_path / "o", checks=["logprob_alignment"]))
+    sec = doc.sections[0]
+    assert sec.status == "warn" and "training/rollout_probs_diff_mean" in sec.verdict
+    assert "pearson r: min 0.870" in sec.verdict

@@ -50,15 +50,26 @@ def test_score_table_matches_estimators() -> None:
 def test_resolve_model_prefers_latest_checkpoint(tmp_path: Path) -> None:
     run = tmp_path / "run"
     for step in (5, 40, 10):
-        d = run / "checkpoints" / f"step_{step}"
+        d = run / "checkpoints" / f"global_step_{step}" / "actor" / "huggingface"
         d.mkdir(parents=True)
         (d / "config.json").write_text("{}")
         (d / "model.safetensors").write_bytes(b"x")
-    assert resolve_model(str(run)) == str(run / "checkpoints" / "step_40")
-    bare = tmp_path / "bare"
-    bare.mkdir()
-    (bare / "config.yaml").write_text("actor_rollout_ref:\n  model:\n    path: /models/base\n")
-    assert resolve_model(str(bare)) == "/models/base"
+    assert resolve_model(str(run)) == (
+        str(run / "checkpoints" / "global_step_40" / "actor" / "huggingface"),
+        None,
+    )
+    local = tmp_path / "local"  # the local engine: state.pt checkpoints on top of the config's model
+    (local / "checkpoints" / "global_step_7").mkdir(parents=True)
+    (local / "checkpoints" / "global_step_7" / "state.pt").write_bytes(b"x")
+    (local / "checkpoints" / "latest_checkpointed_iteration.txt").write_text("7")
+    (local / "config.yaml").write_text("actor_rollout_ref:\n  model:\n    path: /models/base\n")
+    assert resolve_model(str(local)) == (
+        "/models/base",
+        str(local / "checkpoints" / "global_step_7" / "state.pt"),
+    )
+    (local / "checkpoints" / "latest_checkpointed_iteration.txt").unlink()
+    assert resolve_model(str(local)) == ("/models/base", None)
+    assert resolve_model("Qwen/Qwen2.5-0.5B") == ("Qwen/Qwen2.5-0.5B", None)
     with pytest.raises(FileNotFoundError):
         resolve_model(str(tmp_path / "missing"))
 
@@ -134,12 +145,12 @@ def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root / "model", data
 
 
-def eval_cfg(model: Path, data: Path, out: Path, **kw: object) -> OmegaConf:
+def eval_cfg(model: Path, data: Path, out: Path | None, **kw: object) -> OmegaConf:
     c = OmegaConf.load(defaults_path("evaluate"))
     c.model, c.data, c.out, c.n, c.k, c.max_tokens, c.bootstrap = (
         str(model),
         str(data),
-        str(out),
+        None if out is None else str(out),
         4,
         [1, 2, 4, 8],
         12,
@@ -174,6 +185,34 @@ def test_evaluate_end_to_end_local_sampler(tiny_setup: tuple[Path, Path], tmp_pa
     assert [
         json.loads(x)["output"] for x in (tmp_path / "again" / "samples.jsonl").read_text().splitlines()
     ] == [s["output"] for s in samples]  # seeded: the same samples twice
+
+
+def test_evaluate_run_dir_loads_local_checkpoint(tiny_setup: tuple[Path, Path], tmp_path: Path) -> None:
+    import torch
+
+    from analysis import evaluate
+    from recipes.local import model as model_mod
+
+    model, data = tiny_setup
+    run = tmp_path / "run"
+    (run / "checkpoints" / "global_step_3").mkdir(parents=True)
+    (run / "config.yaml").write_text(f"actor_rollout_ref:\n  model:\n    path: {model}\n")
+    (run / "run.json").write_text("{}")
+    other, _ = model_mod.load(model)
+    with torch.no_grad():
+        for prm in other.parameters():
+            prm.add_(0.5 * torch.randn_like(prm))
+    torch.save({"model": other.state_dict(), "step": 3}, run / "checkpoints" / "global_step_3" / "state.pt")
+    (run / "checkpoints" / "latest_checkpointed_iteration.txt").write_text("3")
+    base, _ = evaluate.run(eval_cfg(model, data, tmp_path / "base", n=2, k=[1, 2]))
+    trained, files = evaluate.run(eval_cfg(run, data, None, n=2, k=[1, 2]))
+    assert files["result"] == run / "eval" / "result.json"  # default output inside the run dir
+    assert trained["settings"]["checkpoint_state"].endswith("global_step_3/state.pt")
+    outs = [json.loads(x)["output"] for x in files["samples"].read_text().splitlines()]
+    base_outs = [
+        json.loads(x)["output"] for x in (tmp_path / "base" / "samples.jsonl").read_text().splitlines()
+    ]
+    assert outs != base_outs  # the checkpoint's weights were used, not the base model's
 
 
 def test_evaluate_with_budget_forcing_real_sampler(

@@ -66,3 +66,14 @@ def test_log_run_offline(healthy_run: Path, tmp_path: Path, monkeypatch: pytest.
     assert out.is_dir() and out.name.startswith("offline-run-")
     assert any(p.suffix == ".wandb" for p in out.iterdir())
     assert os.environ.get("WANDB_API_KEY") is None
+
+
+def test_wandb_cli_groups_and_tags(sweep_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    from analysis import wandb_report
+
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    assert wandb_report.main([f"runs=[{sweep_dir / '0'},{sweep_dir / '3'}]", f"dir={tmp_path}"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "group=multirun tags=['grpo', 'scale=laptop', 'kl=none']" in lines[0]
+    assert "kl=k3_0.01" in lines[1] and len(list((tmp_path / "wandb").glob("offline-run-*"))) == 2

@@ -16,6 +16,8 @@ from omegaconf import OmegaConf
 
 from data_pipelines.filter import check_band, run
 from data_pipelines.io import read_rows, write_rows
+from data_pipelines.rejection import check_loads_in_verl_sft
+from data_pipelines.rejection import main as rejection_main
 from data_pipelines.tasks import TASKS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,7 +82,7 @@ def test_clear_errors_before_any_work(dataset, tmp_path):
         run(cfg_for(data="nothing_here", model="/no/such/model"))
 
 
-def test_band_control_and_sft_with_known_pass_rates(dataset, tmp_path):
+def test_band_control_and_sft_with_known_pass_rates(dataset, tmp_path, tokenizer):
     rows = read_rows(dataset)
     n = 4
     summary = run(
@@ -113,6 +115,10 @@ def test_band_control_and_sft_with_known_pass_rates(dataset, tmp_path):
     )
     assert summary["histogram"] == {f"{k}/4": 4 for k in range(5)}
     assert Path(summary["histogram_png"]).stat().st_size > 1000
+    assert check_loads_in_verl_sft(tmp_path / "o/sft.parquet", tokenizer) == len(sft)  # veRL's SFT dataset
+    # the rejection CLI rebuilds the same SFT set from the cache, without sampling
+    rejection_main([f"cache={summary['cache_dir']}", f"data={dataset}", f"out={tmp_path / 'sft2.parquet'}"])
+    assert pq.read_table(tmp_path / "sft2.parquet").equals(pq.read_table(tmp_path / "o/sft.parquet"))
 
 
 def test_real_tiny_model_run_and_cache_reuse(dataset, tmp_path, tiny_model):

@@ -187,6 +187,42 @@ CASES: dict[str, list[tuple[str, list[str], list[str]]]] = {
     ],
 }
 
+# realistic phrasings beyond the answer templates: (response, gold, label)
+PHRASINGS = [
+    ("<think>x = 10/2</think>\n<answer>The value of x is 5.</answer>", "5", True),
+    ("<think>count them</think><answer>There are 12 marbles.</answer>", "12", True),
+    ("Comparing the options, the right one is \\boxed{\\text{(C) } 42}.", "C", True),
+    ("So she has 42 clips in total.\n\nAnswer: 42 clips", "42", True),
+    ("Solving the inequality gives $0 < x < 1$.\nAnswer: $0 < x < 1$", "(0, 1)", True),
+    ("Hence all $x > 3$ work.\n\nAnswer: $x > 3$", "(3, \\infty)", True),
+    ("Answer: $x \\geq 3$", "(3, \\infty)", False),
+    ("The side is 5√2.\nAnswer: 5√2", "5\\sqrt{2}", True),
+    ("The area is 3π square units.\nAnswer: 3π", "3\\pi", True),
+    ("Answer: Let us set up the equation and solve it for x first.\n2x = 84\nAnswer: 42", "42", True),
+    ("**Answer:** 42", "42", True),
+    ("Therefore, the answer is $42$.", "42", True),
+    ("So the answer is: 42.\nHope this helps!", "42", True),
+    ("<think>...</think>\n\nThe answer is $\\boxed{\\dfrac{7}{2}}$", "3.5", True),
+    (
+        "We have $x = \\frac{1}{2}$ or $x = -1$, so \\boxed{x = \\frac{1}{2} \\text{ or } x = -1}",
+        "\\frac{1}{2}, -1",
+        True,
+    ),
+    ("The solutions are \\boxed{\\pm 2}", "2, -2", True),
+    ("The pair is $(x, y) = (3, -1)$.\nAnswer: $x = 3, y = -1$", "(3, -1)", True),
+    ("Answer: y = 3, x = 2", "(2, 3)", False),
+    ("Answer: 42 or so", "42", False),
+    ("Answer: about 40 to 45", "42", False),
+    ("Answer: 42 or 43", "42", False),
+    ("Answer: 42 apples and 3 pears", "42", False),
+    ("<answer>It is 5 or 6</answer>", "5", False),
+    ("The probability is \\boxed{0.5}, which is 50\\%.", "\\frac{1}{2}", True),
+    ("\\boxed{50\\%}", "\\frac{1}{2}", True),
+    ("The final answer is \\boxed{1,\\!600}.", "1600", True),
+    ("The final answer is \\boxed{−7}.", "-7", True),
+    ("The answer is \\boxed{\\frac{\\sqrt{3}}{2}} (about 0.866).", "\\frac{\\sqrt{3}}{2}", True),
+]
+
 GOLD_FORMS = [  # gold stored as MATH (full solution), GSM8K (#### line) or AIME (zero-padded)
     (r"The sum is $3+4=7$, so the answer is $\boxed{7}$.", ["7", "7.0"], ["8"]),
     ("She sold 48/2 = <<48/2=24>>24 clips in May.\n#### 72", ["72"], ["24"]),
@@ -241,6 +277,14 @@ ADVERSARIAL = [  # (response, gold) -- every one labelled wrong
     ("<think>x</think><answer>(A) or (C)</answer>", "C"),
     (r"\boxed{A} \boxed{C}", "C"),
     (r"\boxed{1 - 1 + 72 \cdot 0 + 3}", "4"),
+    (r"The answer is \boxed{(C) \text{ or } (A)}", "C"),
+    ("<think>x</think><answer>(C) and (D)</answer>", "C"),
+    (r"\boxed{\pm 72}", "72"),
+    ("Answer: 72 or so", "72"),
+    (r"\boxed{(C)} \boxed{(D)}", "C"),
+    (r"It is \boxed{3}, or maybe 4.", "3"),
+    ("<think>\n</think>\n<answer>72</answer><answer>72</answer>", "72"),
+    (r"\boxed{72}</think>", "72"),
 ]
 
 
@@ -300,6 +344,17 @@ def rows() -> list[dict[str, object]]:
             adversarial=True,
         )
     )
+    for resp, gold, label in PHRASINGS:
+        out.append(
+            dict(
+                category="phrasing",
+                data_source="math",
+                response=resp,
+                gold=gold,
+                label=label,
+                adversarial=False,
+            )
+        )
     for resp, gold in ADVERSARIAL:
         out.append(
             dict(

@@ -1,0 +1,162 @@
+"""Local-engine speed: per-step time vs TRL's GRPOTrainer and vs the machine's floor, interleaved.
+
+Same model (the cached seed-0 cold-start checkpoint), task (arithmetic), and settings for all
+three: 8 prompts x G=8 completions, max 64 new tokens, T=1, token-level loss ("dapo"/token-mean),
+clip 0.2/0.28, beta 0, one update per step, AdamW lr 1e-4 with 10 warmup steps, betas
+(0.9, 0.99), grad clip 1, fp32, no gradient checkpointing, one torch thread.
+
+- engine: ``recipes.local.trainer.Engine.train_step`` (dapo recipe at laptop scale, filter and
+  overlong penalty off so every step does the same work as TRL's).
+- trl: ``trl.GRPOTrainer`` 1.16 (``bf16=False``, ``gradient_checkpointing=False``, ``use_cpu=True``),
+  step times from a callback (``on_step_begin`` -> ``on_step_end``).
+- floor: a bare KV-cache sampling loop for the same 64 completions + one forward+backward of the
+  same sequences (full logits, no reward, no advantage, no optimizer step).
+
+Rounds alternate the three (``--rounds`` x ``--steps`` each) so load changes hit all of them;
+reported are medians and the ratios TRL/engine (target >= 1.10) and engine/floor (target <= 1.05).
+
+    python -m benchmarks.bench_engine [--rounds 4] [--steps 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+
+def _cfg():
+    from hydra import compose, initialize_config_dir
+
+    conf = Path(__file__).resolve().parents[1] / "conf"
+    with initialize_config_dir(config_dir=str(conf), version_base=None):
+        return compose("config", overrides=[
+            "recipe=dapo", "scale=laptop", "algorithm.filter_groups.enable=false",
+            "reward.reward_kwargs.overlong_buffer_cfg.enable=false",
+            "actor_rollout_ref.actor.ppo_mini_batch_size=8", "local.eval_samples=8", "rlvr.seed=0"])
+
+
+@torch.no_grad()
+def bare_generate(model, prompts: list[list[int]], n: int, max_new: int, eos: int, pad: int) -> torch.Tensor:
+    """The minimal sampler: left-padded batch of n copies per prompt, KV cache, multinomial."""
+    rows = [p for p in prompts for _ in range(n)]
+    w = max(len(p) for p in rows)
+    ids = torch.tensor([[pad] * (w - len(p)) + p for p in rows])
+    attn = (torch.arange(w)[None] >= torch.tensor([w - len(p) for p in rows])[:, None]).long()
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    out = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1)
+    toks, done, nxt = [], torch.zeros(len(rows), dtype=torch.bool), pos[:, -1:] + 1
+    for _ in range(max_new):
+        tok = torch.multinomial(out.logits[:, -1].softmax(-1), 1).squeeze(-1)
+        toks.append(tok)
+        done |= tok == eos
+        if done.all():
+            break
+        attn = torch.cat([attn, torch.ones(len(rows), 1, dtype=attn.dtype)], 1)
+        out = model(input_ids=tok[:, None], attention_mask=attn, position_ids=nxt, past_key_values=out.past_key_values,
+                    use_cache=True)
+        nxt = nxt + 1
+    return torch.cat([ids, torch.stack(toks, 1)], 1), attn
+
+
+def floor_step(model, prompts, eos, pad) -> float:
+    t0 = time.perf_counter()
+    seqs, attn = bare_generate(model, prompts, 8, 64, eos, pad)
+    attn = torch.cat([attn, torch.ones(attn.shape[0], seqs.shape[1] - attn.shape[1], dtype=attn.dtype)], 1)
+    logits = model(input_ids=seqs, attention_mask=attn).logits
+    loss = torch.log_softmax(logits[:, :-1], -1).gather(-1, seqs[:, 1:, None]).mean()
+    loss.backward()
+    model.zero_grad(set_to_none=True)
+    return time.perf_counter() - t0
+
+
+def make_trl(model_dir: Path, tok, prompts, steps: int, out: Path):
+    from datasets import Dataset
+    from transformers import Qwen2ForCausalLM, TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from rewards import compute_score
+
+    times: list[float] = []
+
+    class Timer(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kw):
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kw):
+            times.append(time.perf_counter() - self.t0)
+
+    def reward(prompts, completions, ground_truth, **kw):
+        return [compute_score("arithmetic", c[0]["content"] if isinstance(c, list) else c, g)["score"]
+                for c, g in zip(completions, ground_truth, strict=True)]
+
+    ds = Dataset.from_list([{"prompt": [{"role": "user", "content": p.text}], "ground_truth": p.ground_truth}
+                            for p in prompts])
+    args = GRPOConfig(
+        output_dir=str(out), per_device_train_batch_size=64, num_generations=8, max_completion_length=64,
+        learning_rate=1e-4, lr_scheduler_type="constant_with_warmup", warmup_steps=10, adam_beta1=0.9,
+        adam_beta2=0.99, weight_decay=0.01, max_grad_norm=1.0, beta=0.0, loss_type="dapo", epsilon=0.2,
+        epsilon_high=0.28, scale_rewards="group", num_iterations=1, temperature=1.0, top_p=1.0,
+        bf16=False, gradient_checkpointing=False, use_cpu=True, report_to="none", save_strategy="no",
+        logging_steps=1000, max_steps=steps, dataloader_num_workers=0, seed=0, disable_tqdm=True,
+    )
+    model = Qwen2ForCausalLM.from_pretrained(str(model_dir), torch_dtype=torch.float32)
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=ds, processing_class=tok,
+                          callbacks=[Timer()])
+    return trainer, times
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    from recipes.local import model as tiny
+    from recipes.local.data import ensure_task_files, load_prompts
+    from recipes.local.sft import ensure_model
+    from recipes.local.trainer import Engine
+
+    cfg = _cfg()
+    reward_fn = get_custom_reward_fn(cfg)
+    ensure_task_files(cfg)
+    path = ensure_model(cfg, reward_fn)
+    model, tok = tiny.load(path)
+    train = load_prompts(cfg.data.train_files, tok, int(cfg.data.max_prompt_length))
+    eng = Engine(cfg, model, tok, reward_fn, train, train[:8])
+    floor_model, _ = tiny.load(path)
+    floor_model.train()
+    tmp = Path(tempfile.mkdtemp())
+    trl, trl_times = make_trl(path, tok, train[:4096], a.steps, tmp)
+    eng_t, floor_t = [], []
+    eng.train_step()  # warm-up (imports, allocator)
+    floor_step(floor_model, [p.ids for p in train[:8]], tok.eos_token_id, tok.pad_token_id)
+    for r in range(a.rounds):
+        for _ in range(a.steps):
+            t0 = time.perf_counter()
+            eng.train_step()
+            eng_t.append(time.perf_counter() - t0)
+        n0 = len(trl_times)
+        trl.train()
+        for k in range(a.steps):
+            ps = train[(r * a.steps + k) * 8 : (r * a.steps + k + 1) * 8]
+            floor_t.append(floor_step(floor_model, [p.ids for p in ps], tok.eos_token_id, tok.pad_token_id))
+        print(f"round {r}: engine {statistics.median(eng_t[-a.steps:]):.3f}s trl "
+              f"{statistics.median(trl_times[n0:] or [float('nan')]):.3f}s floor {statistics.median(floor_t[-a.steps:]):.3f}s",
+              flush=True)
+    trl_times = trl_times[1:]  # first TRL step includes its lazy set-up
+    e, t, f = (statistics.median(x) for x in (eng_t, trl_times, floor_t))
+    print(f"\nper-step median over {len(eng_t)} steps each ({a.threads} thread(s)):")
+    print(f"  engine {e:.3f} s   trl GRPOTrainer {t:.3f} s   floor {f:.3f} s")
+    print(f"  TRL/engine = {t / e:.2f} (target >= 1.10)   engine/floor = {e / f:.2f} (target <= 1.05)")
+
+
+if __name__ == "__main__":
+    main()

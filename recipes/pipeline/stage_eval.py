@@ -1,0 +1,140 @@
+"""The ``eval`` stage: held-out accuracy of several stages' models, with CIs, as Markdown + PNG.
+
+``models: {label: <stage>}`` names what to compare; a seeded stage contributes one model per seed.
+Each model answers the first ``problems`` held-out prompts ``n`` times at T=1 (the local engine's
+sampler; the verifier's ``acc``). Per model: mean accuracy with a percentile-bootstrap 95% CI over
+problems (``analysis.metrics.bootstrap_ci``). Per label with >= 2 seeds: the mean over seeds with a
+Student-t 95% CI (``analysis.metrics.t_ci``), and for each pair in ``compare`` the difference of
+means with a Welch-t CI (``analysis.metrics.welch_diff_ci``). Writes ``eval.json``, ``report.md``,
+``report.png`` (per-label bars with CIs and one dot per seed) and adds the stage timings of
+``pipeline.json``. On veRL it writes one ``analysis.evaluate`` command per model instead.
+Not covered: pass@k for k > 1 (use ``make eval``), significance corrections for many pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recipes.pipeline.core import STAGES, StageContext, log
+
+
+def _models(ctx: StageContext) -> dict[str, list[tuple[str, str]]]:
+    """label -> [(instance name, model path)]."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for label, ref in ctx.input("models").items():
+        items = ref if isinstance(ref, list) else [ref]
+        names = ctx.plan.refs["models"][label]
+        inst = names.get("stages") or [names.get("stage") or f"base:{names.get('base')}"]
+        out[label] = [(n, it["model"]) for n, it in zip(inst, items, strict=True)]
+    return out
+
+
+def summarize(per_model: dict[str, list[dict[str, Any]]], compare: list[list[str]]) -> dict[str, Any]:
+    """Label-level means and CIs from per-model accuracies (``{"acc", ...}`` per seed)."""
+    from analysis.metrics import t_ci, welch_diff_ci
+
+    labels: dict[str, Any] = {}
+    for label, rows in per_model.items():
+        accs = [r["acc"] for r in rows]
+        lo, hi = t_ci(accs) if len(accs) >= 2 else (rows[0]["lo"], rows[0]["hi"])
+        labels[label] = {"mean": float(np.mean(accs)), "lo": lo, "hi": hi, "seeds": len(accs), "per_seed": accs,
+                         "ci": "t over seeds" if len(accs) >= 2 else "bootstrap over problems"}
+    diffs = []
+    for a, b in compare:
+        if a in per_model and b in per_model:
+            d, lo, hi = welch_diff_ci([r["acc"] for r in per_model[a]], [r["acc"] for r in per_model[b]])
+            diffs.append({"a": a, "b": b, "diff_b_minus_a": d, "lo": lo, "hi": hi})
+    return {"labels": labels, "differences": diffs}
+
+
+def _fmt_ci(m: float, lo: float, hi: float) -> str:
+    return f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def write_report(run_dir: Path, title: str, res: dict[str, Any], notes: list[str], timings: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lab = res["labels"]
+    lines = [f"# {title}", "", f"Held-out accuracy (T=1 sampled, {res['problems']} problems x n={res['n']}; "
+             "95% CI: Student-t over seeds when a row has >= 2 seeds, else bootstrap over problems).", "",
+             "| model | accuracy (95% CI) | seeds | per seed |", "|---|---|---|---|"]
+    for name, v in lab.items():
+        per = ", ".join(f"{x:.3f}" for x in v["per_seed"])
+        lines.append(f"| {name} | {_fmt_ci(v['mean'], v['lo'], v['hi'])} | {v['seeds']} | {per} |")
+    if res["differences"]:
+        lines += ["", "| comparison | difference (95% Welch CI) |", "|---|---|"]
+        for d in res["differences"]:
+            lines.append(f"| {d['b']} - {d['a']} | {_fmt_ci(d['diff_b_minus_a'], d['lo'], d['hi'])} |")
+    if timings:
+        lines += ["", "| stage | status | seconds |", "|---|---|---|"]
+        lines += [f"| {k} | {v.get('status')} | {v.get('seconds', '')} |" for k, v in timings.items()]
+    lines += ["", *notes, "", "![accuracy](report.png)", ""]
+    (run_dir / "report.md").write_text("\n".join(lines))
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(lab), 3.6))
+    xs = np.arange(len(lab))
+    means = [v["mean"] for v in lab.values()]
+    err = np.array([[v["mean"] - v["lo"], v["hi"] - v["mean"]] for v in lab.values()]).T
+    ax.bar(xs, means, yerr=np.nan_to_num(err), capsize=4, color="#9ecae1", edgecolor="k")
+    for x, v in zip(xs, lab.values(), strict=True):
+        ax.plot([x] * len(v["per_seed"]), v["per_seed"], "k.", ms=6)
+    ax.set_xticks(xs, list(lab), rotation=20, ha="right")
+    ax.set(ylabel="held-out accuracy", ylim=(0, 1), title=title)
+    fig.tight_layout()
+    fig.savefig(run_dir / "report.png", dpi=120)
+    plt.close(fig)
+
+
+@STAGES.register("eval")
+def eval_stage(ctx: StageContext) -> dict[str, Any]:
+    """Evaluate every listed model on the held-out prompts; write the comparison report."""
+    from analysis.metrics import bootstrap_ci
+
+    models = _models(ctx)
+    test = ctx.input("eval_data")["test"]
+    n, problems = int(ctx.opt("n", 1)), int(ctx.need("problems"))
+    if ctx.engine == "verl":
+        cmds = [shlex.join([sys.executable, "-m", "analysis.evaluate", f"model={path}", f"data={test}", f"n={n}",
+                            "k=[1]", f"limit={problems}", f"out={ctx.run_dir / inst}"])
+                for items in models.values() for inst, path in items]
+        return {"commands": cmds}
+    if ctx.dry_run:
+        return {"report": str(ctx.run_dir / "report.md")}
+    import torch
+
+    from recipes.local import model as tiny
+    from recipes.local.data import load_prompts
+    from recipes.pipeline.local_sft import pass_rates
+    from rewards import compute_score
+
+    torch.set_num_threads(int(ctx.opt("threads", 1)))
+    max_new = int(ctx.need("max_new_tokens"))
+    per_model: dict[str, list[dict[str, Any]]] = {}
+    for label, items in models.items():
+        for inst, path in items:
+            model, tok = tiny.load(path)
+            prompts = load_prompts(test, tok, int(ctx.opt("max_prompt_length", 64)), limit=problems)
+            rates = pass_rates(model, tok, prompts, compute_score, max_new, seed=10_007 + ctx.plan.seed, n=n)
+            lo, hi = bootstrap_ci(rates)
+            acc = float(np.mean(rates))
+            per_model.setdefault(label, []).append({"instance": inst, "model": path, "acc": acc, "lo": lo, "hi": hi})
+            log(f"[eval] {label} ({inst}): {acc:.3f} [{lo:.3f}, {hi:.3f}]")
+    res = {**summarize(per_model, [list(x) for x in (ctx.opt("compare") or [])]), "per_model": per_model,
+           "problems": len(prompts), "n": n}
+    man = json.loads((ctx.pipeline_dir / "pipeline.json").read_text())
+    timings = {k: {"status": v.get("status"), "seconds": v.get("seconds")} for k, v in man["stages"].items()
+               if k in man["order"] and k != ctx.plan.name}
+    res["stage_seconds"] = timings
+    (ctx.run_dir / "eval.json").write_text(json.dumps(res, indent=2) + "\n")
+    write_report(ctx.run_dir, str(ctx.opt("title", f"pipeline {ctx.cfg.name}")), res,
+                 [str(x) for x in (ctx.opt("notes") or [])], timings)
+    return {"report": str(ctx.run_dir / "report.md"), "png": str(ctx.run_dir / "report.png"),
+            "accuracy": {k: {kk: v[kk] for kk in ("mean", "lo", "hi", "seeds")} for k, v in res["labels"].items()}}
