@@ -259,7 +259,8 @@ def difficulty(ctx: Context) -> Section:
 MISMATCH_KEYS = ("training/rollout_probs_diff_mean", "rollout_corr/log_ppl_abs_diff", "rollout_corr/kl")
 
 
-def _key_of(ctx: Context, s: object) -> str:
+def key_of(ctx: Context, s: object) -> str:
+    """The metric name under which series ``s`` was logged."""
     return next((k for k, v in ctx.run.metrics.items() if v is s), "?")
 
 
@@ -312,7 +313,7 @@ def logprob_alignment(ctx: Context) -> Section:
         axes[1].set(xlabel="step", ylabel="rollout vs training", title="logged mismatch")
         axes[1].legend(fontsize=8)
         if diff is not None:
-            parts.append(f"logged mismatch ({_key_of(ctx, diff)}): last {float(diff.window(0.1).mean()):.3g}")
+            parts.append(f"logged mismatch ({key_of(ctx, diff)}): last {float(diff.window(0.1).mean()):.3g}")
             if float(np.nanmax(diff.values)) > 0.05:
                 sec.status = "warn"
         if logged_r is not None:

@@ -19,7 +19,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from analysis.checks import CHECKS, Context, check, group_pass_rates, not_logged
+from analysis.checks import CHECKS, Context, check, group_pass_rates, key_of, not_logged
 from analysis.metrics import bootstrap_ci, pass_at_k
 from analysis.render import Section, Table, fmt
 from analysis.runs import Series, group_key, is_correct, response_length
@@ -91,7 +91,7 @@ def length_vs_accuracy(ctx: Context) -> Section:
     axes[0].legend(fontsize=8)
     if accuracy is not None:
         axes[1].plot(accuracy.steps, accuracy.values, color="tab:green")
-        axes[1].set(xlabel="step", ylabel="accuracy", title="accuracy")
+        axes[1].set(xlabel="step", ylabel="accuracy", title=key_of(ctx, accuracy))
     else:
         axes[1].axis("off")
     sec = Section(title, figures=[ctx.doc.save_figure(fig, "length_vs_accuracy")])
@@ -160,6 +160,10 @@ def base_pass_at_k(ctx: Context) -> Section:
                 f"pass@{ks[-1]} {fmt(pk['mean'])} [{fmt(pk['lo'])}, {fmt(pk['hi'])}] "
                 f"(model {result.get('settings', {}).get('model', '?')}; {where}); RL gains count above this",
             )
+            acc = ctx.run.series(*ACC_KEYS)
+            if acc is not None and ks[0] == 1:
+                last = float(acc.window(0.1).mean())
+                sec.verdict += f"; this run ends at {fmt(last)} ({last - p1['mean']:+.3f} over base pass@1)"
             sec.tables.append(
                 Table(
                     ["k", "pass@k", "maj@k", "mean@k"],

@@ -42,7 +42,8 @@ def score_table(
     maj_subsets: int = 256,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Metrics from graded samples ``{prompt, data_source, acc, pred}`` (n per prompt).
+    """Metrics from graded samples ``{prompt, data_source, acc, pred[, vote]}`` (n per prompt);
+    maj@k groups answers by ``vote`` (see ``vote_key``) when present, else by ``pred``.
 
     Returns ``{"overall": {metric: {k: {mean, lo, hi}}}, "by_source": {...}, "n_prompts",
     "samples_per_prompt", "skipped_k"}``; k values above the smallest group size are skipped.
@@ -62,7 +63,7 @@ def score_table(
     for g in groups.values():
         g = g[:n]
         correct = np.array([bool(r["acc"]) for r in g], dtype=float)
-        preds = [r.get("pred") for r in g]
+        preds = [r.get("vote", r.get("pred")) for r in g]
         sources.append(str(g[0].get("data_source", "?")))
         for m, store in per_prompt.items():
             for k in use_k:
@@ -86,6 +87,21 @@ def score_table(
         "samples_per_prompt": n,
         "skipped_k": sorted({int(k) for k in ks} - set(use_k)),
     }
+
+
+def vote_key(pred: Any) -> str | None:
+    """The form answers are grouped by for maj@k: the exact number if ``pred`` parses as one
+    (``0.5``, ``1/2`` and ``\\frac{1}{2}`` vote together), else ``rewards.normalize.clean(pred)``.
+    Symbolically equal non-numbers (``\\sqrt{12}`` vs ``2\\sqrt{3}``) stay separate votes."""
+    if pred is None or not str(pred).strip():
+        return None
+    try:
+        from rewards.normalize import clean, parse_number
+    except ImportError:
+        return str(pred).strip()
+    text = clean(str(pred))
+    num = parse_number(text)
+    return f"{num[0]}{'%' if num[1] else ''}" if num else text
 
 
 def _summary_model(run_dir: Path) -> str | None:
@@ -209,6 +225,7 @@ def run(cfg: DictConfig, scorer: Scorer | None = None) -> tuple[dict[str, Any], 
                 "score": float(res["score"]),
                 "acc": bool(res.get("acc", res["score"] > 0)),
                 "pred": res.get("pred"),
+                "vote": vote_key(res.get("pred")),
                 "format": res.get("format"),
                 "response_length": len(tok.encode(text, add_special_tokens=False)),
             }

@@ -14,6 +14,7 @@ metrics (no multiple-comparison correction): read the intervals, not stars.
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -77,6 +78,19 @@ PANEL_ORDER = list(
         ]
     )
 )
+
+
+def panels_for(runs: list[Run]) -> list[tuple[str, Panel]]:
+    """The registered panels in order, with the validation-accuracy panel split into one panel
+    per logged ``val-core/<data_source>/acc/mean@N`` key (several held-out sets)."""
+    val_keys = sorted({k for r in runs for k in r.metrics if re.match(r"val-core/.*/acc/mean@", k)})
+    out: list[tuple[str, Panel]] = []
+    for name in PANEL_ORDER:
+        if name == "val_accuracy" and len(val_keys) > 1:
+            out += [(f"val_{i}", Panel(f"validation {k}", (k,), True)) for i, k in enumerate(val_keys)]
+        else:
+            out.append((name, PANELS.get(name)))
+    return out
 
 
 def aligned(runs: list[Run], keys: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -161,8 +175,7 @@ def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
     )
     curves = Section("Curves")
     missing = []
-    for name in PANEL_ORDER:
-        panel = PANELS.get(name)
+    for name, panel in panels_for(runs):
         per_arm = {a: aligned(rs, panel.keys) for a, rs in arms.items()}
         if all(v.size == 0 for _, v in per_arm.values()):
             missing.append(panel.title)

@@ -34,10 +34,18 @@ def _cfg():
 
     conf = Path(__file__).resolve().parents[1] / "conf"
     with initialize_config_dir(config_dir=str(conf), version_base=None):
-        return compose("config", overrides=[
-            "recipe=dapo", "scale=laptop", "algorithm.filter_groups.enable=false",
-            "reward.reward_kwargs.overlong_buffer_cfg.enable=false",
-            "actor_rollout_ref.actor.ppo_mini_batch_size=8", "local.eval_samples=8", "rlvr.seed=0"])
+        return compose(
+            "config",
+            overrides=[
+                "recipe=dapo",
+                "scale=laptop",
+                "algorithm.filter_groups.enable=false",
+                "reward.reward_kwargs.overlong_buffer_cfg.enable=false",
+                "actor_rollout_ref.actor.ppo_mini_batch_size=8",
+                "local.eval_samples=8",
+                "rlvr.seed=0",
+            ],
+        )
 
 
 @torch.no_grad()
@@ -57,8 +65,13 @@ def bare_generate(model, prompts: list[list[int]], n: int, max_new: int, eos: in
         if done.all():
             break
         attn = torch.cat([attn, torch.ones(len(rows), 1, dtype=attn.dtype)], 1)
-        out = model(input_ids=tok[:, None], attention_mask=attn, position_ids=nxt, past_key_values=out.past_key_values,
-                    use_cache=True)
+        out = model(
+            input_ids=tok[:, None],
+            attention_mask=attn,
+            position_ids=nxt,
+            past_key_values=out.past_key_values,
+            use_cache=True,
+        )
         nxt = nxt + 1
     return torch.cat([ids, torch.stack(toks, 1)], 1), attn
 
@@ -91,22 +104,54 @@ def make_trl(model_dir: Path, tok, prompts, steps: int, out: Path):
             times.append(time.perf_counter() - self.t0)
 
     def reward(prompts, completions, ground_truth, **kw):
-        return [compute_score("arithmetic", c[0]["content"] if isinstance(c, list) else c, g)["score"]
-                for c, g in zip(completions, ground_truth, strict=True)]
+        return [
+            compute_score("arithmetic", c[0]["content"] if isinstance(c, list) else c, g)["score"]
+            for c, g in zip(completions, ground_truth, strict=True)
+        ]
 
-    ds = Dataset.from_list([{"prompt": [{"role": "user", "content": p.text}], "ground_truth": p.ground_truth}
-                            for p in prompts])
+    ds = Dataset.from_list(
+        [{"prompt": [{"role": "user", "content": p.text}], "ground_truth": p.ground_truth} for p in prompts]
+    )
     args = GRPOConfig(
-        output_dir=str(out), per_device_train_batch_size=64, num_generations=8, max_completion_length=64,
-        learning_rate=1e-4, lr_scheduler_type="constant_with_warmup", warmup_steps=10, adam_beta1=0.9,
-        adam_beta2=0.99, weight_decay=0.01, max_grad_norm=1.0, beta=0.0, loss_type="dapo", epsilon=0.2,
-        epsilon_high=0.28, scale_rewards="group", num_iterations=1, temperature=1.0, top_p=1.0,
-        bf16=False, gradient_checkpointing=False, use_cpu=True, report_to="none", save_strategy="no",
-        logging_steps=1000, max_steps=steps, dataloader_num_workers=0, seed=0, disable_tqdm=True,
+        output_dir=str(out),
+        per_device_train_batch_size=64,
+        num_generations=8,
+        max_completion_length=64,
+        learning_rate=1e-4,
+        lr_scheduler_type="constant_with_warmup",
+        warmup_steps=10,
+        adam_beta1=0.9,
+        adam_beta2=0.99,
+        weight_decay=0.01,
+        max_grad_norm=1.0,
+        beta=0.0,
+        loss_type="dapo",
+        epsilon=0.2,
+        epsilon_high=0.28,
+        scale_rewards="group",
+        num_iterations=1,
+        temperature=1.0,
+        top_p=1.0,
+        bf16=False,
+        gradient_checkpointing=False,
+        use_cpu=True,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1000,
+        max_steps=steps,
+        dataloader_num_workers=0,
+        seed=0,
+        disable_tqdm=True,
     )
     model = Qwen2ForCausalLM.from_pretrained(str(model_dir), torch_dtype=torch.float32)
-    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=ds, processing_class=tok,
-                          callbacks=[Timer()])
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=ds,
+        processing_class=tok,
+        callbacks=[Timer()],
+    )
     return trainer, times
 
 
@@ -148,9 +193,11 @@ def main(argv: list[str] | None = None) -> None:
         for k in range(a.steps):
             ps = train[(r * a.steps + k) * 8 : (r * a.steps + k + 1) * 8]
             floor_t.append(floor_step(floor_model, [p.ids for p in ps], tok.eos_token_id, tok.pad_token_id))
-        print(f"round {r}: engine {statistics.median(eng_t[-a.steps:]):.3f}s trl "
-              f"{statistics.median(trl_times[n0:] or [float('nan')]):.3f}s floor {statistics.median(floor_t[-a.steps:]):.3f}s",
-              flush=True)
+        print(
+            f"round {r}: engine {statistics.median(eng_t[-a.steps :]):.3f}s trl "
+            f"{statistics.median(trl_times[n0:] or [float('nan')]):.3f}s floor {statistics.median(floor_t[-a.steps :]):.3f}s",
+            flush=True,
+        )
     trl_times = trl_times[1:]  # first TRL step includes its lazy set-up
     e, t, f = (statistics.median(x) for x in (eng_t, trl_times, floor_t))
     print(f"\nper-step median over {len(eng_t)} steps each ({a.threads} thread(s)):")

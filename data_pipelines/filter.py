@@ -263,7 +263,11 @@ def run(
         records, sft_counts = rejection.select(rows, samples, int(cfg.sft.max_per_prompt))
         files["sft"] = rejection.write_sft(records, out / "sft.parquet")
     hist_path = plot_histogram(
-        rates, n, band, out / "pass_rate_hist.png", title=f"{data.name} · {Path(str(cfg.model)).name}"
+        rates,
+        n,
+        band,
+        out / "pass_rate_hist.png",
+        title=f"{data.parent.name}/{data.name} · model {Path(str(cfg.model)).name}",
     )
     if cfg.validate and Path(str(cfg.model)).is_dir():
         from verl.utils import hf_tokenizer

@@ -215,6 +215,11 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     path = write_manifest(out, manifest)
     for split, info in files.items():
         print(f"[make_data] {split}: {info['rows']} rows -> {info['path']}")
+    removed = {k: sum(r["removed"] for r in report.get(k, [])) for k in ("dedup", "decontam")}
+    removed["skipped"] = sum(r["skipped"] for r in report.get("convert", []))
+    print(f"[make_data] removed: {removed} (details in the manifest)")
+    if report.get("shortfall"):
+        print(f"[make_data] WARNING: train has {report['shortfall']} rows fewer than n after cleaning")
     print(f"[make_data] manifest -> {path}")
     return manifest
 

@@ -34,16 +34,14 @@ def plot_histogram(
     xs = [k / n for k in range(n + 1)]
     kept = sum(c for x, c in zip(xs, counts, strict=True) if band[0] <= x <= band[1])
     fig, ax = plt.subplots(figsize=(7, 3.6), dpi=110)
-    ax.axvspan(
-        band[0] - 0.5 / n, band[1] + 0.5 / n, color="tab:green", alpha=0.12, label=f"kept band {list(band)}"
-    )
+    ax.axvspan(band[0], band[1], color="tab:green", alpha=0.12, label=f"kept band {list(band)}")
     colors = ["tab:green" if band[0] <= x <= band[1] else "tab:gray" for x in xs]
     ax.bar(xs, counts, width=0.8 / n, color=colors)
     ax.set_xlabel(f"pass rate (correct of n={n} samples)")
     ax.set_ylabel("prompts")
     ax.set_xlim(-0.6 / n, 1 + 0.6 / n)
     ax.set_title(f"{title}\n{len(rates)} prompts, {kept} kept ({kept / max(len(rates), 1):.0%})", fontsize=9)
-    ax.legend(loc="upper center", fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

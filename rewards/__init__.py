@@ -5,6 +5,15 @@ veRL loads it with ``reward.custom_reward_function.path=pkg://rewards`` and
 ``reward.custom_reward_function.reward_kwargs`` (``format_weight``, ``lang_weight``, ``target_lang``,
 ``timeout_s``). The local engine imports it directly.
 
+Data sources: ``math`` (aliases ``lighteval/MATH``, ``DigitalLearningGmbH/MATH-lighteval``,
+``HuggingFaceH4/MATH-500``, ``BytedTsinghua-SIA/DAPO-Math-17k``, ``math_dapo``, ``math500``, any
+``aime*``), ``gsm8k`` (``openai/gsm8k``), ``overtime_pay``, ``arithmetic``, ``countdown``, ``code``
+(``apps``, ``taco``, ``codecontests``, ``livecodebench``) and ``reasoning_gym/<dataset name>``
+(e.g. ``reasoning_gym/spell_backward``, scored by reasoning-gym's own ``score_answer``).
+
+Call ``rewards.warmup()`` once before scoring: it starts the SymPy worker process (0.3-1 s),
+whose start-up is the one cost outside the per-call time limit.
+
 What it does: dispatches on ``data_source`` through ``rewards.registry`` (unknown sources raise
 ``KeyError`` listing the known ones), never raises on model text (a verifier failure scores 0 with
 its ``reason``), and returns a dict with a fixed key set -- veRL stacks every key across a batch,
@@ -27,12 +36,14 @@ from rewards.sources import puzzles as _puzzles  # noqa: F401
 from rewards.sources import tagged as _tagged  # noqa: F401
 from rewards.worker import pool
 
-__all__ = ["compute_score", "warmup", "KEYS"]
+__all__ = ["compute_score", "warmup", "KEYS", "__version__"]
+__version__ = "0.1.0"
 
 KEYS = ("score", "acc", "pred", "format", "lang", "reason")
 # keyword arguments veRL 0.9.1's reward managers may add on their own (reward-model routing); ignored
 _VERL_KWARGS = frozenset({"reward_router_address", "reward_model_tokenizer"})
 MAX_SHAPING_WEIGHT = 0.5
+MAX_RESPONSE_CHARS = 4_000_000  # far beyond any generation budget; longer text scores 0 at once
 
 
 def _check_weight(name: str, w: float) -> float:
@@ -91,6 +102,8 @@ def compute_score(
     info = dict(extra_info) if isinstance(extra_info, dict) else {}
     info["data_source"] = str(data_source)
     try:
+        if len(text) > MAX_RESPONSE_CHARS:
+            raise ValueError(f"response longer than {MAX_RESPONSE_CHARS} characters")
         res = verifier(text, ground_truth, info, timeout_s)
     except Exception as e:  # noqa: BLE001 - malformed gold / model text scores 0, never crashes training
         res = {"acc": False, "pred": None, "reason": f"verifier error: {type(e).__name__}: {e}"[:300]}

@@ -47,8 +47,10 @@ _NOT_A_UNIT = re.compile(
     re.IGNORECASE,
 )
 _INEQ = re.compile(
-    r"^(?:(?P<lo>[^<>=\\]+?)\s*(?P<lop><|\\leq?|\\le)\s*)?[a-zA-Z]\s*(?:(?P<hop><|\\leq?|\\le|>|\\geq?|\\ge)\s*(?P<hi>[^<>=]+))?$"
+    r"^(?:(?P<lo>[^<>=\\]+?)(?P<lop><|>|\\leq|\\geq))?[a-zA-Z](?:(?P<hop><|>|\\leq|\\geq)(?P<hi>[^<>=]+))?$"
 )
+_REL = re.compile(r"<|>|\\leq|\\geq")
+_FLIP = {"<": ">", ">": "<", "\\leq": "\\geq", "\\geq": "\\leq"}
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
 _ASSIGN = re.compile(
     r"^\s*([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\))\s*(?:=|\\in(?![a-zA-Z]))\s*(?!=)(.+)$"
@@ -272,21 +274,31 @@ def _split_eq(p: str, g: str) -> tuple[str, str]:
 
 
 def _inequality_interval(s: str) -> str | None:
-    r"""``0 < x \leq 1`` -> ``(0, 1]``; ``x > 3`` -> ``(3, \infty)``; None if ``s`` is not such an inequality."""
+    r"""``0 < x \leq 1`` -> ``(0,1]``; ``x > 3`` and ``3 < x`` -> ``(3,\infty)``; None if not such an inequality."""
     m = _INEQ.match(s.replace(" ", ""))
     if not m or (not m.group("lop") and not m.group("hop")):
         return None
     lo, lop, hop, hi = m.group("lo"), m.group("lop"), m.group("hop"), m.group("hi")
-    strict = {"<": True, ">": True}
+    if lop and not hop:  # "3 < x" is "x > 3"
+        lo, lop, hop, hi = None, None, _FLIP[lop], lo
+    open_ = {"<": "(", ">": "(", "\\leq": "[", "\\geq": "["}
+    close = {"<": ")", ">": ")", "\\leq": "]", "\\geq": "]"}
     if lop and hop:
-        if hop.startswith((">", "\\g")):
+        if lop not in ("<", "\\leq") or hop not in ("<", "\\leq"):
             return None
-        return f"{'(' if strict.get(lop) else '['}{lo},{hi}{')' if strict.get(hop) else ']'}"
-    if lop:
-        return None
-    if hop in (">",) or hop.startswith("\\g"):
-        return f"{'(' if hop == '>' else '['}{hi},\\infty)"
-    return f"(-\\infty,{hi}{')' if hop == '<' else ']'}"
+        return f"{open_[lop]}{lo},{hi}{close[hop]}"
+    if hop in (">", "\\geq"):
+        return f"{open_[hop]}{hi},\\infty)"
+    return f"(-\\infty,{hi}{close[hop]}"
+
+
+def _last_side(p: str) -> str:
+    """``5+5+1 = 11`` -> ``11`` (a derivation ending in its value); ``72 = 73`` stays as it is."""
+    sides = _split_top(p, "=")
+    if len(sides) < 2 or not sides[-1] or len(_split_top(_OR.sub(",", p))) > 1:  # lists keep their "x = "
+        return p
+    nums = {parse_number(x) for x in sides if parse_number(x) is not None}
+    return sides[-1] if len(nums) <= 1 else p
 
 
 def _empty(s: str) -> bool:
@@ -330,9 +342,12 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0) -> bool:
         return re.sub(r"[^a-z0-9]", "", p.lower()) == re.sub(r"[^a-z0-9]", "", g.lower())
     named = len(_split_top(p)) > 1 and all(_ASSIGN.match(x) for x in _split_top(p))
     if "=" not in g and "\\in" not in g:
-        p = _strip_assign(p)
+        p = _last_side(_strip_assign(p))
     elif "=" not in p and "\\in" not in p:
         g = _strip_assign(g)
+    if _REL.search(g) and (gi_ := _inequality_interval(g)):  # "x \geq 5" vs "5 \leq x" or "[5, \infty)"
+        g = gi_
+        p = _inequality_interval(p) or p
     if (
         parse_number(g) is not None
         and parse_number(p) is None

@@ -24,20 +24,19 @@ from dataclasses import dataclass
 from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
 
 _BOX_CMD = re.compile(r"\\(?:boxed|fbox)\s*")
+_BARE_TOKEN = re.compile(r"[^\s$]+")
 _ANSWER_OPEN, _ANSWER_CLOSE = "<answer>", "</answer>"
 Agree = Callable[[str, str], bool]  # do two spellings of a final answer mean the same thing?
 MAX_BOXES = 32  # more boxes than this is answer spraying, not a solution
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+# All patterns are linear: no lazy group before an end anchor (``_tail`` trims in Python instead).
 _ANSWER_LINE = re.compile(
-    r"^[ \t>#*_]*(?:final[ \t]+answer|answer|答案|最终答案)[ \t*_]*[:：][ \t*_]*(.*?)[ \t*_]*$",
-    re.IGNORECASE | re.MULTILINE,
+    r"^[ \t>#*_]*(?:final[ \t]+answer|answer|答案|最终答案)[ \t*_]*[:：](.*)$", re.IGNORECASE | re.MULTILINE
 )
-_MINERVA = re.compile(
-    r"(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]+is[ \t:]*(.*?)(?:\.?[ \t]*I[ \t]+hope[ \t]+it[ \t]+is[ \t]+correct\.?)?[ \t]*$",
-    re.IGNORECASE,
-)
-_ZH_ANSWER = re.compile(r"(?:答案|结果)(?:是|为|应为)[:：]?\s*(.+?)[。.]?\s*$")
-_GSM8K = re.compile(r"^[ \t]*####[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_MINERVA = re.compile(r"(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]+is\b(.*)$", re.IGNORECASE)
+_HOPE = "i hope it is correct"
+_ZH_ANSWER = re.compile(r"(?:答案|结果)(?:是|为|应为)(.*)$")
+_GSM8K = re.compile(r"^[ \t]*####(.*)$", re.MULTILINE)
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|might|either|not sure|unsure|i think|i guess|could be|"
     r"unknown|cannot be determined|can't be determined)\b|\?|可能|也许|或许|大概|或者",
@@ -101,12 +100,14 @@ def find_boxes(text: str) -> tuple[list[str], bool]:
         i = m.end()
         if i >= n or text[i] != "{":
             # \boxed 5 (no braces): take the next token
-            tok = re.match(r"[^\s$]+", text[i:]) if i < n else None
+            tok = _BARE_TOKEN.match(text, i)
             if tok:
                 out.append(tok.group(0))
-                pos = i + tok.end()
+                pos = tok.end()
             else:
                 pos = i
+            if len(out) > MAX_BOXES:
+                break
             continue
         depth, j = 0, i
         while j < n:
@@ -125,6 +126,8 @@ def find_boxes(text: str) -> tuple[list[str], bool]:
             nested = True
         out.append(inner)
         pos = j + 1
+        if len(out) > MAX_BOXES:  # answer spraying: no need to look further
+            break
     return out, nested
 
 
@@ -168,6 +171,10 @@ def _unique(cands: list[str], where: str, agree: Agree | None) -> Extraction:
     cands = [c.strip() for c in cands]
     if any(not c for c in cands):
         return Extraction(None, where, "empty answer")
+    if any(len(c) > MAX_ANSWER_CHARS for c in cands):
+        return Extraction(None, where, "answer too long")
+    if len(cands) > MAX_BOXES:
+        return Extraction(None, where, "too many answers")
     keys = [agreement_key(c) for c in cands]
     others = {k: c for k, c in zip(keys, cands, strict=True) if k != keys[-1]}
     if others and (agree is None or len(others) > 3 or not all(agree(c, cands[-1]) for c in others.values())):
@@ -175,20 +182,31 @@ def _unique(cands: list[str], where: str, agree: Agree | None) -> Extraction:
     return Extraction(cands[-1], where)
 
 
+def _tail(val: str) -> str:
+    """Trim what follows an answer marker: spaces, markdown, colons, "I hope it is correct."."""
+    val = val.strip(" \t*_:：")
+    low = val.lower().rstrip(". ")
+    if low.endswith(_HOPE):
+        val = val[: len(low) - len(_HOPE)].rstrip(" \t.")
+    return val.rstrip(" \t*_。")
+
+
 def _answer_lines(final: str) -> list[str]:
     out: list[str] = []
     for m in _ANSWER_LINE.finditer(final):
-        val = m.group(1)
+        if len(out) > MAX_BOXES:  # answer spraying; _unique refuses it
+            break
+        val = _tail(m.group(1))
         mm = _MINERVA.match(val)
-        out.append(mm.group(1) if mm else val)
+        out.append(_tail(mm.group(1)) if mm else val)
     # "Answer: Let's think step by step ..." is prose, not a competing final answer
     out = [x for x in out[:-1] if len(x) <= 60 and len(x.split()) <= 6] + out[-1:]
     if not out:  # "So the answer is 72." on one of the last three lines
         lines = [ln for ln in final[-2000:].strip().splitlines() if ln.strip()][-3:]
         for ln in reversed(lines):
-            mm = re.search(_MINERVA.pattern, ln, re.IGNORECASE) or _ZH_ANSWER.search(ln)
+            mm = _MINERVA.search(ln) or _ZH_ANSWER.search(ln)
             if mm:
-                out.append(mm.group(1))
+                out.append(_tail(mm.group(1)))
                 break
     return out
 
@@ -234,7 +252,7 @@ def extract_final(
         if res.pred is not None and inner_boxes:
             res = Extraction(inner_boxes[-1].strip(), "tag")
         elif res.pred is not None:
-            m = _SENTENCE.match(tags[0].strip())
+            m = _SENTENCE.match(tags[0].strip()) if len(tags[0]) <= 300 else None
             res = Extraction(m.group(1) if m else tags[0].strip(), "tag")
     elif boxes:
         lines = [x for x in _answer_lines(final) if not _BOX_CMD.search(x)] if allow_line else []
@@ -246,7 +264,7 @@ def extract_final(
             res = Extraction(boxes[-1].strip(), "box")
     else:
         lines = _answer_lines(final) if allow_line else []
-        gsm = [m.group(1) for m in _GSM8K.finditer(final)] if allow_gsm8k else []
+        gsm = [_tail(m.group(1)) for m in _GSM8K.finditer(final)] if allow_gsm8k else []
         if not lines and not gsm:
             return Extraction(None, "none", "no answer found")
         res = _unique(gsm + lines, "gsm8k" if gsm else "line", agree)

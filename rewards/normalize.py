@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-MAX_ANSWER_CHARS = 2000
+MAX_ANSWER_CHARS = 1000  # the longest MATH-500 answer has 159 characters
 MAX_DIGITS = 400  # longer digit strings are compared as strings, never converted
 
 _TEXT_CMDS = (
@@ -48,8 +48,10 @@ _DROP = (
     (re.compile(r"\\langle(?![a-zA-Z])|⟨"), "("),
     (re.compile(r"\\rangle(?![a-zA-Z])|⟩"), ")"),
     (re.compile(r"\*\*"), "^"),
-    (re.compile(r"\\le(?![a-zA-Z])"), r"\\leq"),
-    (re.compile(r"\\ge(?![a-zA-Z])"), r"\\geq"),
+    (re.compile(r"\\le(?:qslant)?(?![a-zA-Z])|<="), r"\\leq"),
+    (re.compile(r"\\ge(?:qslant)?(?![a-zA-Z])|>="), r"\\geq"),
+    (re.compile(r"\\lt(?![a-zA-Z])"), "<"),
+    (re.compile(r"\\gt(?![a-zA-Z])"), ">"),
     (re.compile(r"\\neq?(?![a-zA-Z])"), r"\\ne"),
     (re.compile(r"\\varnothing|\\emptyset|∅"), r"\\emptyset"),
 )

@@ -4,15 +4,18 @@ What it does: ``call(op, args, timeout_s)`` sends a JSON request to an idle work
 (started once with ``subprocess.Popen``; it imports SymPy and latex2sympy up front) and waits for
 the reply with ``select`` -- which works from any thread and inside daemonic processes, unlike
 ``signal.alarm`` or ``multiprocessing`` children. A worker that misses the deadline is killed
-(its whole process group) and replaced at once by a fresh one that warms up in the background,
-so the caller gets ``TimeoutError`` after ``timeout_s`` and later calls are not slowed by it.
+(its whole process group) and replaced at once, so the caller gets ``TimeoutError`` after
+``timeout_s``.
 Workers run under an address-space limit (``REWARDS_WORKER_MEM_MB``, default 2048), exit when
 their parent's pipe closes, and are killed at interpreter exit. After ``os.fork`` the child
 process builds its own pool.
 
-The limit covers waiting for a free worker too. A hot spare worker is kept, so a killed worker is
-replaced at once and the call after a timeout is not slowed down. Workers report ready once SymPy
-is imported (0.3-1 s, depending on load) and warm their LaTeX parser in idle time.
+The limit bounds the work done for a call, from the moment a worker is free: with more scoring
+threads than workers (``REWARDS_WORKERS``, default min(4, cores/2)) a call first queues, for at
+most ``REWARDS_QUEUE_WAIT_S`` (60 s) -- so contention never turns a right answer into a timeout.
+A hot spare worker is kept, so a killed worker is replaced at once and the call after a timeout is
+not slowed down. Workers report ready once SymPy is imported (0.3-1 s, depending on load) and warm
+their LaTeX parser in idle time.
 
 The one exception to the limit is the very first start of a process's first worker: the call
 that triggers it waits for the start-up (so it is not scored as a timeout); ``warmup()`` pays that
@@ -37,6 +40,7 @@ import time
 from typing import Any
 
 _STARTUP_TIMEOUT_S = 120.0
+_QUEUE_WAIT_S = float(os.environ.get("REWARDS_QUEUE_WAIT_S", "60"))
 _POOL_SIZE = int(os.environ.get("REWARDS_WORKERS", max(1, min(4, (os.cpu_count() or 2) // 2))))
 
 
@@ -178,11 +182,12 @@ class WorkerPool:
     def call(self, op: str, args: list[Any], timeout_s: float) -> Any:
         """Run ``op(*args)`` in a worker; ``TimeoutError`` once ``timeout_s`` seconds have passed.
 
-        The limit covers everything: waiting for a free worker, for a fresh one to start, and the
-        computation. Only a worker that overran while computing is killed.
+        The limit starts when a worker is free (waiting for one, when more threads than workers
+        score at once, is bounded separately by ``REWARDS_QUEUE_WAIT_S``). Only a worker that overran
+        while computing is killed.
         """
+        w = self._acquire(time.monotonic() + _QUEUE_WAIT_S)
         deadline = time.monotonic() + timeout_s
-        w = self._acquire(deadline)
         try:
             if not self._started:
                 self._first_start(w)

@@ -61,30 +61,40 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     model, tok = tiny.load(path)
     max_p = int(cfg.data.max_prompt_length)
     train = load_prompts(cfg.data.train_files, tok, max_p)
-    val = load_prompts(cfg.data.val_files, tok, max_p, limit=int(OmegaConf.select(cfg, "local.eval_samples", default=256)))
+    val = load_prompts(
+        cfg.data.val_files, tok, max_p, limit=int(OmegaConf.select(cfg, "local.eval_samples", default=256))
+    )
     eng = Engine(cfg, model, tok, reward_fn, train, val)
     ckpt_dir = run_dir / "checkpoints"
-    resumed = str(OmegaConf.select(cfg, "trainer.resume_mode", default="auto")) != "disable" and eng.load(ckpt_dir)
+    resumed = str(OmegaConf.select(cfg, "trainer.resume_mode", default="auto")) != "disable" and eng.load(
+        ckpt_dir
+    )
     total = eng.total_steps()
     state_file = run_dir / "local_state.json"
     state = json.loads(state_file.read_text()) if resumed and state_file.is_file() else {}
     tracker = make_tracker(cfg, run_dir, eng.step if resumed else 0)
     if resumed:
         _say(f"[local] resumed from {ckpt_dir} at step {eng.step}/{total}")
-    _say(f"[local] model {path} ({tiny.num_params(model) / 1e6:.2f}M params), {len(train)} train / {len(val)} "
-         f"held-out prompts, {total} steps, run dir {run_dir}")
+    _say(
+        f"[local] model {path} ({tiny.num_params(model) / 1e6:.2f}M params), {len(train)} train / {len(val)} "
+        f"held-out prompts, {total} steps, run dir {run_dir}"
+    )
 
     def run_eval() -> float:
         m, d = eng.evaluate()
         tracker.log(m, step=eng.step)
-        dump_generations(run_dir / "validation", eng.step, d["inputs"], d["outputs"], d["gts"], d["scores"], d["extra"])
+        dump_generations(
+            run_dir / "validation", eng.step, d["inputs"], d["outputs"], d["gts"], d["scores"], d["extra"]
+        )
         return m["rlvr/val_acc"]
 
     if "start_acc" not in state:
         state["start_acc"] = run_eval()
         state["start_step"] = eng.step
         state_file.write_text(json.dumps(state))
-    _say(f"[local] held-out accuracy at step {state['start_step']}: {state['start_acc']:.3f} ({len(val)} samples)")
+    _say(
+        f"[local] held-out accuracy at step {state['start_step']}: {state['start_acc']:.3f} ({len(val)} samples)"
+    )
     test_freq = int(OmegaConf.select(cfg, "trainer.test_freq", default=-1) or -1)
     save_freq = int(OmegaConf.select(cfg, "trainer.save_freq", default=-1) or -1)
     bar = Progress(total, eng.step, bool(OmegaConf.select(cfg, "local.progress", default=True)))
@@ -93,8 +103,15 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     while eng.step < total:
         metrics, dump = eng.train_step()
         tracker.log(metrics, step=eng.step)
-        dump_generations(run_dir / "rollouts", eng.step, dump["inputs"], dump["outputs"], dump["gts"], dump["scores"],
-                         dump["extra"])
+        dump_generations(
+            run_dir / "rollouts",
+            eng.step,
+            dump["inputs"],
+            dump["outputs"],
+            dump["gts"],
+            dump["scores"],
+            dump["extra"],
+        )
         bar.update(eng.step, metrics["critic/score/mean"])
         last = eng.step >= total
         if last or (test_freq > 0 and eng.step % test_freq == 0):
@@ -106,12 +123,21 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         end_acc = run_eval()
     tracker.finish()
     summary = {
-        "recipe": str(cfg.rlvr.recipe), "seed": seed, "start_acc": round(float(state["start_acc"]), 4),
-        "end_acc": round(float(end_acc), 4), "steps": eng.step, "eval_samples": len(val),
-        "minutes": round((time.time() - t_start) / 60, 2), "rl_minutes": round((time.time() - t_rl) / 60, 2),
-        "setup_minutes": round(t_setup / 60, 2), "run_dir": str(run_dir), "model": str(path),
+        "recipe": str(cfg.rlvr.recipe),
+        "seed": seed,
+        "start_acc": round(float(state["start_acc"]), 4),
+        "end_acc": round(float(end_acc), 4),
+        "steps": eng.step,
+        "eval_samples": len(val),
+        "minutes": round((time.time() - t_start) / 60, 2),
+        "rl_minutes": round((time.time() - t_rl) / 60, 2),
+        "setup_minutes": round(t_setup / 60, 2),
+        "run_dir": str(run_dir),
+        "model": str(path),
     }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    _say(f"[local] {summary['recipe']}: held-out acc {summary['start_acc']:.3f} -> {summary['end_acc']:.3f} "
-         f"in {summary['steps']} steps, {summary['minutes']:.1f} min, run dir {run_dir}")
+    _say(
+        f"[local] {summary['recipe']}: held-out acc {summary['start_acc']:.3f} -> {summary['end_acc']:.3f} "
+        f"in {summary['steps']} steps, {summary['minutes']:.1f} min, run dir {run_dir}"
+    )
     return summary

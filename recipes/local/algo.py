@@ -53,13 +53,15 @@ def score_rollout(
         from rewards.shaping import overlong_penalty
     scores = torch.zeros((B, R), dtype=torch.float32)
     extra: dict[str, list[Any]] = defaultdict(list)
-    texts = tokenizer.batch_decode([rollout.responses[i, : lengths[i]].tolist() for i in range(B)],
-                                   skip_special_tokens=True)
+    texts = tokenizer.batch_decode(
+        [rollout.responses[i, : lengths[i]].tolist() for i in range(B)], skip_special_tokens=True
+    )
     for i in range(B):
         p = prompts[i // n]
         text = texts[i]
-        res = reward_fn(data_source=p.data_source, solution_str=text, ground_truth=p.ground_truth,
-                        extra_info=p.extra_info)
+        res = reward_fn(
+            data_source=p.data_source, solution_str=text, ground_truth=p.ground_truth, extra_info=p.extra_info
+        )
         if isinstance(res, dict):
             score = float(res["score"])
             for k, v in res.items():
@@ -68,7 +70,9 @@ def score_rollout(
             score = float(res)
             extra["acc"].append(score)
         if use_over:
-            pen = overlong_penalty(lengths[i], int(kw["max_resp_len"]), int(over["len"]), float(over["penalty_factor"]))
+            pen = overlong_penalty(
+                lengths[i], int(kw["max_resp_len"]), int(over["len"]), float(over["penalty_factor"])
+            )
             score += pen
             if over.get("log", False):
                 extra["overlong_reward"].append(pen)
@@ -97,7 +101,9 @@ def keep_groups(values: np.ndarray, n: int) -> tuple[list[int], int]:
     return kept, groups.shape[0] - len(kept)
 
 
-def make_batch(rollout: Rollout, scores: torch.Tensor, uids: list[str], ref_log_prob: torch.Tensor | None = None) -> Any:
+def make_batch(
+    rollout: Rollout, scores: torch.Tensor, uids: list[str], ref_log_prob: torch.Tensor | None = None
+) -> Any:
     """A veRL ``DataProto`` with the keys veRL's trainer has at advantage time."""
     from verl import DataProto
 
@@ -114,7 +120,9 @@ def make_batch(rollout: Rollout, scores: torch.Tensor, uids: list[str], ref_log_
     return DataProto.from_dict(tensors=tensors, non_tensors={"uid": np.asarray(uids, dtype=object)})
 
 
-def compute_advantages(cfg: DictConfig, batch: Any, kl_ctrl: Any | None = None) -> tuple[Any, dict[str, float]]:
+def compute_advantages(
+    cfg: DictConfig, batch: Any, kl_ctrl: Any | None = None
+) -> tuple[Any, dict[str, float]]:
     """KL-in-reward (if configured) then veRL's ``compute_advantage``; returns the batch and metrics."""
     from verl.trainer.ppo.ray_trainer import apply_kl_penalty, compute_advantage
 
@@ -154,18 +162,29 @@ def policy_loss(
 
     mask = response_mask.bool()
     actor_cfg.global_batch_info.update(
-        dp_size=1, batch_num_tokens=int(mask.sum()), global_batch_size=int((mask.sum(-1) > 0).sum()),
+        dp_size=1,
+        batch_num_tokens=int(mask.sum()),
+        global_batch_size=int((mask.sum(-1) > 0).sum()),
         loss_scale_factor=actor_cfg.loss_scale_factor,
     )
     mode = actor_cfg.loss_agg_mode
     fn = get_policy_loss_fn(actor_cfg.policy_loss.get("loss_mode", "vanilla"))
-    pg_loss, pg_metrics = fn(old_log_prob=old_log_prob, log_prob=log_prob, advantages=advantages,
-                             response_mask=mask, loss_agg_mode=mode, config=actor_cfg, rollout_is_weights=None)
+    pg_loss, pg_metrics = fn(
+        old_log_prob=old_log_prob,
+        log_prob=log_prob,
+        advantages=advantages,
+        response_mask=mask,
+        loss_agg_mode=mode,
+        config=actor_cfg,
+        rollout_is_weights=None,
+    )
     metrics = dict(pg_metrics)
     metrics["actor/pg_loss"] = float(pg_loss.detach())
     loss = pg_loss
     if entropy is not None and actor_cfg.entropy_coeff != 0:
-        ent_loss = agg_loss(loss_mat=entropy, loss_mask=mask, loss_agg_mode=mode, **actor_cfg.global_batch_info)
+        ent_loss = agg_loss(
+            loss_mat=entropy, loss_mask=mask, loss_agg_mode=mode, **actor_cfg.global_batch_info
+        )
         loss = loss - actor_cfg.entropy_coeff * ent_loss
         metrics["actor/entropy_loss"] = float(ent_loss.detach())
     if actor_cfg.use_kl_loss:

@@ -58,11 +58,15 @@ def ensure_task_files(cfg: DictConfig) -> None:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not path.is_file():
                     params = OmegaConf.to_container(task.get("params", {}), resolve=True) or {}
-                    rows = TASKS.get(str(task.name))(n=int(task[n_key]), seed=int(task.seed), split=split, **params)
+                    rows = TASKS.get(str(task.name))(
+                        n=int(task[n_key]), seed=int(task.seed), split=split, **params
+                    )
                     write_rows(rows, path)
 
 
-def load_prompts(files: Any, tokenizer: Any, max_prompt_length: int, limit: int | None = None) -> list[Prompt]:
+def load_prompts(
+    files: Any, tokenizer: Any, max_prompt_length: int, limit: int | None = None
+) -> list[Prompt]:
     """Read veRL parquet rows and tokenize their chat prompts (error if one exceeds the limit)."""
     from data_pipelines.io import read_rows
 
@@ -77,8 +81,15 @@ def load_prompts(files: Any, tokenizer: Any, max_prompt_length: int, limit: int 
                     f"[data] data.max_prompt_length ({max_prompt_length}) < {len(ids)} tokens for row {i} "
                     f"of {f} (fix: raise data.max_prompt_length or shorten the prompts)"
                 )
-            out.append(Prompt(ids, msgs[-1]["content"], row["data_source"], str(row["reward_model"]["ground_truth"]),
-                              dict(row.get("extra_info") or {})))
+            out.append(
+                Prompt(
+                    ids,
+                    msgs[-1]["content"],
+                    row["data_source"],
+                    str(row["reward_model"]["ground_truth"]),
+                    dict(row.get("extra_info") or {}),
+                )
+            )
             if limit is not None and len(out) >= limit:
                 return out
     if not out:

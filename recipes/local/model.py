@@ -58,7 +58,11 @@ class TinySpec:
 
 def _byte_level_chars() -> dict[int, str]:
     """GPT-2's byte -> unicode map (the ByteLevel alphabet: space is 'Ġ')."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs, n = bs[:], 0
     for b in range(256):
         if b not in bs:
@@ -135,7 +139,9 @@ def load(path: str | Path) -> tuple[torch.nn.Module, Any]:
     return model.eval(), tokenizer
 
 
-def save(model: torch.nn.Module, tokenizer: Any, path: str | Path, meta: dict[str, Any] | None = None) -> None:
+def save(
+    model: torch.nn.Module, tokenizer: Any, path: str | Path, meta: dict[str, Any] | None = None
+) -> None:
     """Save as a standard HF checkpoint directory (+ ``rlvr_meta.json`` when ``meta`` is given)."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)

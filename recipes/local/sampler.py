@@ -129,8 +129,13 @@ def generate(
         if bool(done.all()) or t == max_new_tokens - 1:
             break
         attn = torch.cat([attn, torch.ones((rows, 1), dtype=attn.dtype)], dim=1)
-        out = model(input_ids=tok[:, None], attention_mask=attn, position_ids=next_pos,
-                    past_key_values=cache, use_cache=True)
+        out = model(
+            input_ids=tok[:, None],
+            attention_mask=attn,
+            position_ids=next_pos,
+            past_key_values=cache,
+            use_cache=True,
+        )
         cache = out.past_key_values
         logits = out.logits[:, -1]
         next_pos = next_pos + 1

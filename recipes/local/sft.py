@@ -40,16 +40,27 @@ def _meta(cfg: DictConfig) -> dict[str, Any]:
     }
 
 
-def _pass_rate(model: torch.nn.Module, tok: Any, prompts: list, reward_fn: Any, max_new: int, g: torch.Generator) -> float:
+def _pass_rate(
+    model: torch.nn.Module, tok: Any, prompts: list, reward_fn: Any, max_new: int, g: torch.Generator
+) -> float:
     model.eval()
     hits = 0
     for i in range(0, len(prompts), 64):
         chunk = prompts[i : i + 64]
-        ro = generate(model, [p.ids for p in chunk], 1, max_new, tok.eos_token_id, tok.pad_token_id, generator=g)
+        ro = generate(
+            model, [p.ids for p in chunk], 1, max_new, tok.eos_token_id, tok.pad_token_id, generator=g
+        )
         lens = ro.response_lengths.tolist()
-        texts = tok.batch_decode([ro.responses[j, : lens[j]].tolist() for j in range(len(chunk))], skip_special_tokens=True)
+        texts = tok.batch_decode(
+            [ro.responses[j, : lens[j]].tolist() for j in range(len(chunk))], skip_special_tokens=True
+        )
         for p, t in zip(chunk, texts, strict=True):
-            r = reward_fn(data_source=p.data_source, solution_str=t, ground_truth=p.ground_truth, extra_info=p.extra_info)
+            r = reward_fn(
+                data_source=p.data_source,
+                solution_str=t,
+                ground_truth=p.ground_truth,
+                extra_info=p.extra_info,
+            )
             hits += float(r.get("acc", r["score"]) if isinstance(r, dict) else r) > 0
     model.train()
     return hits / len(prompts)
@@ -86,16 +97,20 @@ def _train(cfg: DictConfig, reward_fn: Any, out: Path, log: Any) -> dict[str, An
     task_mod = importlib.import_module(f"data_pipelines.tasks.{cfg.local.task.name}")
     render = getattr(task_mod, "sft_response", None)
     if render is None:
-        raise ValueError(f"[local.task] name={cfg.local.task.name!r} has no sft_response() for the cold start "
-                         "(fix: point actor_rollout_ref.model.path at an existing checkpoint)")
+        raise ValueError(
+            f"[local.task] name={cfg.local.task.name!r} has no sft_response() for the cold start "
+            "(fix: point actor_rollout_ref.model.path at an existing checkpoint)"
+        )
     spec = tiny.TinySpec.from_dict(OmegaConf.to_container(cfg.local.model, resolve=True))
     tok = tiny.build_tokenizer()
     torch.manual_seed(int(s.seed))
     model = tiny.build_model(spec, tok, int(s.seed))
     model.train()
     rows = load_prompts(cfg.data.train_files, tok, int(cfg.data.max_prompt_length))
-    eval_rows, train_rows = rows[-int(s.eval_n):], rows[: -int(s.eval_n)]
-    targets = [tok(render(p.extra_info) + tok.eos_token, add_special_tokens=False)["input_ids"] for p in train_rows]
+    eval_rows, train_rows = rows[-int(s.eval_n) :], rows[: -int(s.eval_n)]
+    targets = [
+        tok(render(p.extra_info) + tok.eos_token, add_special_tokens=False)["input_ids"] for p in train_rows
+    ]
     opt = torch.optim.AdamW(model.parameters(), lr=float(s.lr), betas=tuple(s.betas), weight_decay=0.0)
     warm = int(s.warmup_steps)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / max(1, warm)))
@@ -123,13 +138,22 @@ def _train(cfg: DictConfig, reward_fn: Any, out: Path, log: Any) -> dict[str, An
         if step % int(s.eval_every) == 0:
             rate = _pass_rate(model, tok, eval_rows, reward_fn, max_new, g)
             history.append((step, round(loss.item(), 4), rate))
-            log(f"[local] cold-start SFT step {step}: loss {loss.item():.3f}, sampled pass {rate:.2f} "
-                f"(stop at >= {float(s.min_pass):.2f}), {time.time() - t0:.0f}s")
+            log(
+                f"[local] cold-start SFT step {step}: loss {loss.item():.3f}, sampled pass {rate:.2f} "
+                f"(stop at >= {float(s.min_pass):.2f}), {time.time() - t0:.0f}s"
+            )
             if rate >= float(s.min_pass):
                 break
     else:
-        log(f"[local] cold-start SFT reached local.sft.max_steps={s.max_steps} with pass {rate:.2f} < "
-            f"local.sft.min_pass={s.min_pass}; using the last checkpoint")
+        log(
+            f"[local] cold-start SFT reached local.sft.max_steps={s.max_steps} with pass {rate:.2f} < "
+            f"local.sft.min_pass={s.min_pass}; using the last checkpoint"
+        )
     tiny.save(model.eval(), tok, out)
-    return {"sft_steps": step, "sft_pass": rate, "sft_seconds": round(time.time() - t0, 1), "history": history,
-            "num_params": tiny.num_params(model)}
+    return {
+        "sft_steps": step,
+        "sft_pass": rate,
+        "sft_seconds": round(time.time() - t0, 1),
+        "history": history,
+        "num_params": tiny.num_params(model),
+    }

@@ -61,8 +61,15 @@ def make_tracker(cfg: DictConfig, run_dir: Path, resume_step: int) -> Any:
     return tracker
 
 
-def dump_generations(kind_dir: Path, step: int, inputs: list[str], outputs: list[str], gts: list[str],
-                     scores: list[float], extra: dict[str, list[Any]]) -> None:
+def dump_generations(
+    kind_dir: Path,
+    step: int,
+    inputs: list[str],
+    outputs: list[str],
+    gts: list[str],
+    scores: list[float],
+    extra: dict[str, list[Any]],
+) -> None:
     """Write ``kind_dir/{step}.jsonl`` with veRL's ``_write_generations`` (its print silenced)."""
     from verl.trainer.ppo.ray_trainer import RayPPOTrainer
 
@@ -85,8 +92,10 @@ class Progress:
         rate = (time.time() - self.t0) / max(done, 1)
         eta = rate * (self.total - step)
         bar = "#" * int(30 * step / self.total)
-        sys.stderr.write(f"\r[{bar:<30}] step {step}/{self.total} reward {sum(self.recent) / len(self.recent):.3f} "
-                         f"{rate:.2f}s/step ETA {eta:4.0f}s ")
+        sys.stderr.write(
+            f"\r[{bar:<30}] step {step}/{self.total} reward {sum(self.recent) / len(self.recent):.3f} "
+            f"{rate:.2f}s/step ETA {eta:4.0f}s "
+        )
         sys.stderr.flush()
 
     def close(self) -> None:

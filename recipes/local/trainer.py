@@ -58,21 +58,35 @@ def select(r: Rollout, idx: list[int]) -> Rollout:
 class Engine:
     """Holds the policy, reference, optimizer, data stream and counters of one run."""
 
-    def __init__(self, cfg: DictConfig, model: torch.nn.Module, tok: Any, reward_fn: Any,
-                 train: list[Prompt], val: list[Prompt]) -> None:
+    def __init__(
+        self,
+        cfg: DictConfig,
+        model: torch.nn.Module,
+        tok: Any,
+        reward_fn: Any,
+        train: list[Prompt],
+        val: list[Prompt],
+    ) -> None:
         self.cfg, self.model, self.tok, self.reward_fn, self.val = cfg, model, tok, reward_fn, val
         a = cfg.actor_rollout_ref.actor
         self.n = int(cfg.actor_rollout_ref.rollout.n)
         self.bs = int(cfg.data.train_batch_size)
         self.gen_bs = int(OmegaConf.select(cfg, "data.gen_batch_size") or self.bs)
         self.seed = int(cfg.rlvr.seed)
-        self.stream = PromptStream(train, self.seed, shuffle=bool(OmegaConf.select(cfg, "data.shuffle", default=True)))
+        self.stream = PromptStream(
+            train, self.seed, shuffle=bool(OmegaConf.select(cfg, "data.shuffle", default=True))
+        )
         self.actor_cfg = algo.actor_config(cfg)
         self.need_ref = bool(a.use_kl_loss) or bool(cfg.algorithm.use_kl_in_reward)
         self.ref = copy.deepcopy(model).eval().requires_grad_(False) if self.need_ref else None
         o = a.optim
-        self.opt = torch.optim.AdamW(model.parameters(), lr=float(o.lr), betas=tuple(o.betas),
-                                     weight_decay=float(o.weight_decay), eps=float(o.get("eps", 1e-8)))
+        self.opt = torch.optim.AdamW(
+            model.parameters(),
+            lr=float(o.lr),
+            betas=tuple(o.betas),
+            weight_decay=float(o.weight_decay),
+            eps=float(o.get("eps", 1e-8)),
+        )
         total = self.total_steps()
         from verl.utils.torch_functional import (
             get_constant_schedule_with_warmup,
@@ -83,8 +97,9 @@ class Engine:
         if warm <= 0:
             warm = int(float(o.lr_warmup_steps_ratio) * total)
         if str(o.lr_scheduler_type) == "cosine":
-            self.sched = get_cosine_schedule_with_warmup(self.opt, warm, total, min_lr_ratio=o.min_lr_ratio,
-                                                         num_cycles=o.num_cycles)
+            self.sched = get_cosine_schedule_with_warmup(
+                self.opt, warm, total, min_lr_ratio=o.min_lr_ratio, num_cycles=o.num_cycles
+            )
         else:
             self.sched = get_constant_schedule_with_warmup(self.opt, warm)
         self.kl_ctrl = None
@@ -106,14 +121,25 @@ class Engine:
     # ------------------------------------------------------------------ sampling
     def _sample(self, prompts: list[Prompt], n: int, sampling: Any) -> Rollout:
         self.model.eval()
-        ro = generate(self.model, [p.ids for p in prompts], n, int(self.cfg.data.max_response_length),
-                      self.tok.eos_token_id, self.tok.pad_token_id, temperature=float(sampling.temperature),
-                      top_p=float(sampling.top_p), top_k=int(sampling.top_k), do_sample=bool(sampling.do_sample),
-                      generator=self.gen)
+        ro = generate(
+            self.model,
+            [p.ids for p in prompts],
+            n,
+            int(self.cfg.data.max_response_length),
+            self.tok.eos_token_id,
+            self.tok.pad_token_id,
+            temperature=float(sampling.temperature),
+            top_p=float(sampling.top_p),
+            top_k=int(sampling.top_k),
+            do_sample=bool(sampling.do_sample),
+            generator=self.gen,
+        )
         self.model.train()
         return ro
 
-    def collect(self) -> tuple[list[Prompt], Rollout, torch.Tensor, dict[str, list[Any]], list[str], dict[str, float]]:
+    def collect(
+        self,
+    ) -> tuple[list[Prompt], Rollout, torch.Tensor, dict[str, list[Any]], list[str], dict[str, float]]:
         """Generate until ``train_batch_size`` groups are kept (dynamic sampling) or once (no filter)."""
         fg = self.cfg.algorithm.filter_groups
         filt = bool(fg is not None and fg.enable)
@@ -155,9 +181,19 @@ class Engine:
         scores = torch.cat([torch.nn.functional.pad(s, (0, R - s.shape[1])) for s in kept_s])[rows]
         rollout = select(cat_rollouts(kept_r, self.tok.pad_token_id), rows)
         unf = torch.cat(all_scores)
-        info = {"train/num_gen_batches": float(n_gen), "rlvr/unfiltered_score/mean": float(unf.mean()),
-                "rlvr/zero_variance_group_frac": zero_var / max(groups_seen, 1)}
-        return kept_p[: self.bs], rollout, scores, {k: v[: len(rows)] for k, v in kept_x.items()}, kept_t[: len(rows)], info
+        info = {
+            "train/num_gen_batches": float(n_gen),
+            "rlvr/unfiltered_score/mean": float(unf.mean()),
+            "rlvr/zero_variance_group_frac": zero_var / max(groups_seen, 1),
+        }
+        return (
+            kept_p[: self.bs],
+            rollout,
+            scores,
+            {k: v[: len(rows)] for k, v in kept_x.items()},
+            kept_t[: len(rows)],
+            info,
+        )
 
     def _shuffle(self, ro: Rollout, scores: torch.Tensor, extra: dict[str, list[Any]]):
         """Control experiment (``local.shuffle_rewards``): permute rewards across the batch's samples."""
@@ -179,7 +215,9 @@ class Engine:
         ref_lp = None
         if self.need_ref:
             with torch.no_grad():
-                ref_lp, _ = response_logprobs(self.ref, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temp)
+                ref_lp, _ = response_logprobs(
+                    self.ref, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temp
+                )
         uids = [f"{self.step}-{i // self.n}" for i in range(len(texts))]
         batch = algo.make_batch(ro, scores, uids, ref_lp)
         batch, kl_m = algo.compute_advantages(self.cfg, batch, self.kl_ctrl)
@@ -194,13 +232,26 @@ class Engine:
                 sl = slice(s, s + mb)
                 R = int(ro.response_mask[sl].sum(-1).max())  # no padding waste beyond the longest response
                 m = ro.response_mask[sl, :R]
-                lp, ent = response_logprobs(self.model, ro.prompts[sl], ro.prompt_mask[sl], ro.responses[sl, :R], m,
-                                            temp, with_entropy=True)
+                lp, ent = response_logprobs(
+                    self.model,
+                    ro.prompts[sl],
+                    ro.prompt_mask[sl],
+                    ro.responses[sl, :R],
+                    m,
+                    temp,
+                    with_entropy=True,
+                )
                 if not want_ent_grad:
                     ent = ent.detach()
-                loss, lm = algo.policy_loss(self.actor_cfg, lp, ro.old_log_probs[sl, :R], adv[sl, :R], m,
-                                            entropy=ent if want_ent_grad else None,
-                                            ref_log_prob=None if ref_lp is None else ref_lp[sl, :R])
+                loss, lm = algo.policy_loss(
+                    self.actor_cfg,
+                    lp,
+                    ro.old_log_probs[sl, :R],
+                    adv[sl, :R],
+                    m,
+                    entropy=ent if want_ent_grad else None,
+                    ref_log_prob=None if ref_lp is None else ref_lp[sl, :R],
+                )
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
                 gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(a.grad_clip))
@@ -220,13 +271,22 @@ class Engine:
 
         metrics.update({k: float(np.mean(v)) for k, v in upd.items()})
         metrics.update(compute_data_metrics(batch, use_critic=False))
-        metrics.update({"timing_s/gen": t_gen - t0, "timing_s/update_actor": time.time() - t_gen,
-                        "timing_s/step": time.time() - t0, "training/global_step": float(self.step),
-                        "training/epoch": float(self.stream.epoch)})
-        dump = {"inputs": [prompts[i // self.n].text for i in range(len(texts))], "outputs": texts,
-                "gts": [prompts[i // self.n].ground_truth for i in range(len(texts))],
-                "scores": scores.sum(-1).tolist(),
-                "extra": {**extra, "uid": uids, "response_length": ro.response_lengths.tolist()}}
+        metrics.update(
+            {
+                "timing_s/gen": t_gen - t0,
+                "timing_s/update_actor": time.time() - t_gen,
+                "timing_s/step": time.time() - t0,
+                "training/global_step": float(self.step),
+                "training/epoch": float(self.stream.epoch),
+            }
+        )
+        dump = {
+            "inputs": [prompts[i // self.n].text for i in range(len(texts))],
+            "outputs": texts,
+            "gts": [prompts[i // self.n].ground_truth for i in range(len(texts))],
+            "scores": scores.sum(-1).tolist(),
+            "extra": {**extra, "uid": uids, "response_length": ro.response_lengths.tolist()},
+        }
         return metrics, dump
 
     # ------------------------------------------------------------------ evaluation
@@ -249,8 +309,14 @@ class Engine:
                 extra_all.setdefault(k, []).extend(v)
         self.gen.set_state(g_state)
         reps = [p for p in self.val for _ in range(n)]
-        infos = {"reward": scores_all, **{k: [float(x) if isinstance(x, (bool, int, float)) else 0.0 for x in v]
-                                          for k, v in extra_all.items() if k in ("acc", "format", "score")}}
+        infos = {
+            "reward": scores_all,
+            **{
+                k: [float(x) if isinstance(x, (bool, int, float)) else 0.0 for x in v]
+                for k, v in extra_all.items()
+                if k in ("acc", "format", "score")
+            },
+        }
         uids = [f"val-{i // n}" for i in range(len(reps))]
         res = process_validation_metrics(np.asarray([p.data_source for p in reps], dtype=object), uids, infos)
         metrics: dict[str, float] = {}
@@ -258,24 +324,39 @@ class Engine:
             core = "acc" if "acc" in var2 else "reward"
             for var, m2 in var2.items():
                 for name, val in m2.items():
-                    sec = "val-core" if var == core and name.startswith(("mean", "maj", "best")) and f"@{n}" in name \
+                    sec = (
+                        "val-core"
+                        if var == core and name.startswith(("mean", "maj", "best")) and f"@{n}" in name
                         else "val-aux"
+                    )
                     metrics[f"{sec}/{src}/{var}/{name}"] = float(val)
         acc = float(np.mean(infos.get("acc", infos["reward"])))
         metrics["rlvr/val_acc"] = acc
-        dump = {"inputs": [p.text for p in reps], "outputs": texts, "gts": [p.ground_truth for p in reps],
-                "scores": scores_all, "extra": extra_all}
+        dump = {
+            "inputs": [p.text for p in reps],
+            "outputs": texts,
+            "gts": [p.ground_truth for p in reps],
+            "scores": scores_all,
+            "extra": extra_all,
+        }
         return metrics, dump
 
     # ------------------------------------------------------------------ checkpoints
     def save(self, ckpt_dir: Path) -> None:
         d = ckpt_dir / f"global_step_{self.step}"
         d.mkdir(parents=True, exist_ok=True)
-        state = {"model": self.model.state_dict(), "opt": self.opt.state_dict(), "sched": self.sched.state_dict(),
-                 "ref": None if self.ref is None else self.ref.state_dict(), "step": self.step,
-                 "stream_position": self.stream.position, "gen": self.gen.get_state(),
-                 "kl_coef": None if self.kl_ctrl is None else self.kl_ctrl.value,
-                 "torch_rng": torch.get_rng_state(), "py_rng": random.getstate()}
+        state = {
+            "model": self.model.state_dict(),
+            "opt": self.opt.state_dict(),
+            "sched": self.sched.state_dict(),
+            "ref": None if self.ref is None else self.ref.state_dict(),
+            "step": self.step,
+            "stream_position": self.stream.position,
+            "gen": self.gen.get_state(),
+            "kl_coef": None if self.kl_ctrl is None else self.kl_ctrl.value,
+            "torch_rng": torch.get_rng_state(),
+            "py_rng": random.getstate(),
+        }
         tmp = d / "state.pt.tmp"
         torch.save(state, tmp)
         tmp.replace(d / "state.pt")

@@ -167,6 +167,10 @@ def run_pipeline(cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool
         "pipeline": str(cfg.name), "engine": engine, "dry_run": dry_run, "seed": seed,
         "dir": str(pipeline_dir), "order": [p.name for p in plans], "argv": sys.argv,
         "config": OmegaConf.to_container(cfg, resolve=False)})
+    for i, p in enumerate(plans):  # every stage is listed from the start, pending until it runs
+        man.stage(p.name).update({"kind": p.kind, "index": i, "run_dir": str(pipeline_dir / f"{i:02d}-{p.name}"),
+                                  "seed": p.seed, "inputs": p.refs})
+    man.save()
     outputs: dict[str, dict[str, Any]] = {}
     t_run = time.time()
     for i, p in enumerate(plans):
@@ -175,8 +179,6 @@ def run_pipeline(cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool
         ctx.inputs = _resolve_inputs(ctx, p.refs, outputs)
         spec_fp = _hash([p.kind, p.spec, engine, p.seed, _input_fingerprints(ctx.inputs)])
         rec = man.stage(p.name)
-        rec.update({"kind": p.kind, "index": i, "run_dir": str(run_dir), "seed": p.seed,
-                    "inputs": p.refs})
         done = rec.get("status") == "done" and rec.get("fingerprint") == spec_fp and not dry_run
         if done:
             log(f"[pipeline] {p.name}: done ({rec.get('seconds', 0):.0f}s), skipped")

@@ -46,8 +46,8 @@ def available() -> list[str]:
 
 
 def load(name: str, overrides: list[str] | None = None) -> DictConfig:
-    """The pipeline config ``name`` with dotlist ``overrides`` merged (``vars.rl_steps=10``...)."""
-    path = CONF_DIR / f"{name}.yaml"
+    """The pipeline ``name`` (or a ``.yaml`` path) with dotlist ``overrides`` merged (``vars.rl_steps=10``)."""
+    path = Path(name) if name.endswith((".yaml", ".yml")) else CONF_DIR / f"{name}.yaml"
     if not path.is_file():
         raise PipelineError(f"[pipeline] unknown pipeline {name!r}; available: {', '.join(available())} "
                             f"(files in {CONF_DIR})")
@@ -82,7 +82,7 @@ def plan(cfg: DictConfig, known_kinds: list[str], default_seed: int = 0) -> list
     """Expand seeds and check every kind and reference; the ordered list of stage instances."""
     file = f"conf/pipeline/{cfg.get('name', '?')}.yaml"
     stages = _stage_list(cfg, file)
-    models = set((OmegaConf.to_container(cfg.get("models") or {}, resolve=True) or {}).keys())
+    models = set(cfg.models.keys()) if cfg.get("models") else set()
     seen: dict[str, list[StagePlan]] = {}
     out: list[StagePlan] = []
     for i, s in enumerate(stages):

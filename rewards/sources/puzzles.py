@@ -7,8 +7,9 @@ What it does:
   Python AST with ``Fraction`` arithmetic -- never ``eval``ed -- and is bounded in size.
 - ``reasoning_gym/<task>`` (e.g. ``reasoning_gym/spell_backward``; the task is reasoning-gym's dataset
   name): the single ``<answer>`` tag content is scored by reasoning-gym's
-  ``get_score_answer_fn(<task>)`` against ``{"answer": ground_truth, "metadata": ...}`` where the
-  metadata comes from ``extra_info["metadata"]`` (dict or JSON); credited iff the score is 1.0.
+  ``get_score_answer_fn(<task>)`` against the entry -- ``extra_info["rg_entry"]`` (the whole entry as
+  ``data_pipelines`` writes it, dict or JSON) or ``{"metadata": extra_info["metadata"]}`` -- with
+  ``answer`` set to the ground truth; credited iff the score is 1.0.
   The raw score is returned as ``partial``.
 
 What it does not do: other countdown variants (numbers reused, exponentiation), or time-bound
@@ -107,16 +108,20 @@ def verify_reasoning_gym(
     """
     import reasoning_gym
 
-    task = str(extra_info.get("data_source", "")).partition("/")[2]
+    task = str(extra_info.get("data_source", "")).partition("/")[2] or str(extra_info.get("rg_task") or "")
     if not task:
         raise KeyError("reasoning_gym needs a task: use data_source 'reasoning_gym/<task>'")
     inner = single_tag_answer(solution_str)
     if inner is None:
         return result(False, None, "need exactly one <answer> tag after the reasoning")
-    meta = extra_info.get("metadata") or {}
-    if isinstance(meta, str):
-        meta = json.loads(meta)
-    entry = {"question": extra_info.get("question", ""), "answer": str(ground_truth), "metadata": dict(meta)}
+    entry = extra_info.get("rg_entry")
+    if entry:  # the whole reasoning-gym entry, as data_pipelines writes it
+        entry = dict(json.loads(entry) if isinstance(entry, str) else entry)
+    else:
+        meta = extra_info.get("metadata") or {}
+        meta = json.loads(meta) if isinstance(meta, str) else dict(meta)
+        entry = {"question": extra_info.get("question", ""), "metadata": meta}
+    entry["answer"] = str(ground_truth)
     score = float(reasoning_gym.get_score_answer_fn(task)(inner.strip(), entry))
     return result(score >= 1.0, inner.strip(), "reasoning-gym score < 1", partial=score)
 

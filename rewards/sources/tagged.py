@@ -7,8 +7,9 @@ What it does:
   ``1278.0`` and inner spaces are refused). Pure regex, a few microseconds, no worker.
 - ``overtime_pay``: exactly one ``<answer>`` tag holding an amount in yuan (``1600``, ``1,600``,
   ``1600.00 元``, ``¥1600``); compared after rounding both to 0.01 yuan (1600.1 is not 1600).
-  The rule the gold follows: daily wage = monthly / 21.75; weekday overtime 150%, rest day without
-  compensatory leave 200%, statutory holiday 300% (``overtime_gold`` computes it).
+  The rule the gold follows: daily wage = monthly / 21.75 (hourly = daily / 8); weekday overtime
+  150% per hour, rest day without compensatory leave 200%, statutory holiday 300%
+  (``overtime_gold`` recomputes it independently of the generator).
 
 What it does not do: read ``\\boxed{}`` or ``Answer:`` lines (these tasks require the tag).
 """
@@ -83,16 +84,33 @@ def _yuan(s: str) -> Decimal | None:
         return None
 
 
-def overtime_gold(monthly: float | str, days: float | str, kind: str) -> str:
-    """Overtime pay in yuan with 2 decimals: monthly / 21.75 * days * rate.
+def overtime_gold(
+    monthly: float | str,
+    weekday_hours: float | str = 0,
+    rest_days: float | str = 0,
+    comp_days: float | str = 0,
+    holiday_days: float | str = 0,
+) -> str:
+    """Overtime pay in yuan, 2 decimals, computed independently of the data generator (to re-check golds).
 
-    >>> overtime_gold(8700, 2, "rest_day")
+    daily = monthly / 21.75, hourly = daily / 8; weekday hours x 150%, rest days without
+    compensatory leave x 200%, statutory holidays x 300%.
+
+    >>> overtime_gold(8700, rest_days=2)
     '1600.00'
     """
-    if kind not in _RATES:
-        raise ValueError(f"overtime kind {kind!r}; known: {sorted(_RATES)}")
+    d = {
+        k: Decimal(str(v)) for k, v in dict(w=weekday_hours, r=rest_days, c=comp_days, h=holiday_days).items()
+    }
+    if not 0 <= d["c"] <= d["r"]:
+        raise ValueError(f"comp_days ({comp_days}) must lie in 0..rest_days ({rest_days})")
     daily = Decimal(str(monthly)) / Decimal("21.75")
-    return str((daily * Decimal(str(days)) * _RATES[kind]).quantize(_CENT, rounding=ROUND_HALF_UP))
+    pay = (
+        daily / 8 * _RATES["weekday"] * d["w"]
+        + daily * _RATES["rest_day"] * (d["r"] - d["c"])
+        + daily * _RATES["holiday"] * d["h"]
+    )
+    return str(pay.quantize(_CENT, rounding=ROUND_HALF_UP))
 
 
 @register("overtime_pay")

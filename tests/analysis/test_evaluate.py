@@ -231,3 +231,40 @@ def test_evaluate_with_budget_forcing_real_sampler(
         think, sep, _ = s["output"].partition("</think>")
         n_think = len(tokenizer.encode(think, add_special_tokens=False))
         assert n_think <= 6 and (sep or n_think < 6)  # cut and closed at 6, or ended by EOS before
+
+
+def test_evaluate_cli(
+    tiny_setup: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from analysis import evaluate
+
+    model, data = tiny_setup
+    argv = [
+        f"model={model}",
+        f"data={data}",
+        "n=2",
+        "k=[1,2,4]",
+        "max_tokens=8",
+        "limit=2",
+        f"out={tmp_path}",
+    ]
+    assert evaluate.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "k=  1  pass@k" in out and "k=  2  pass@k" in out and "skipped k > n: [4]" in out
+    assert json.loads((tmp_path / "result.json").read_text())["n_prompts"] == 2
+    with pytest.raises(SystemExit, match="missing data="):
+        evaluate.main([f"model={model}"])
+
+
+def test_majority_votes_on_normalised_answers() -> None:
+    pytest.importorskip("rewards.normalize")
+    from analysis.evaluate import vote_key
+
+    assert vote_key("0.5") == vote_key("1/2") == vote_key("\\frac{1}{2}") == "1/2"
+    assert vote_key("1,600") == vote_key("$1600$") and vote_key("  ") is None
+    preds = ["0.5", "1/2", "\\frac{1}{2}", "0.3", "0.3"]
+    rows = [{"prompt": 0, "data_source": "m", "acc": p != "0.3", "pred": p} for p in preds]
+    raw = score_table(rows, [5])
+    voted = score_table([{**r, "vote": vote_key(r["pred"])} for r in rows], [5])
+    assert raw["overall"]["maj"]["5"]["mean"] == 0.0  # "0.3" x2 beats three spellings of 1/2
+    assert voted["overall"]["maj"]["5"]["mean"] == 1.0

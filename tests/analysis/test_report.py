@@ -66,3 +66,23 @@ def test_cli_requires_input(capsys: pytest.CaptureFixture[str]) -> None:
         report.main([])
     with pytest.raises(FileNotFoundError):
         report.main(["runs=[/nonexistent/dir]"])
+
+
+def test_one_panel_per_validation_set(tmp_path: Path) -> None:
+    import json
+
+    runs = []
+    for name, shift in (("a", 0.0), ("b", 0.1)):
+        d = tmp_path / name
+        d.mkdir()
+        lines = [
+            {"step": s, "data": {"val-core/gsm8k/acc/mean@1": 0.2 + shift, "val-core/math/acc/mean@4": 0.1}}
+            for s in (0, 10)
+        ]
+        (d / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        (d / "run.json").write_text(json.dumps({"recipe": "r", "overrides": [f"kl={name}"]}))
+        runs.append(str(d))
+    doc, _ = report.run(cfg(runs=runs, out=str(tmp_path / "rep")))
+    gsm = rows_for(doc, "validation val-core/gsm8k/acc/mean@1")
+    assert gsm["kl=b"][5] == pytest.approx(0.1)  # Δ vs the baseline arm kl=a
+    assert rows_for(doc, "validation val-core/math/acc/mean@4")["kl=b"][5] == pytest.approx(0.0)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 
 from analysis.runs import Run, find_runs, group_key, group_runs, is_correct, response_length, swept_axes
@@ -42,8 +43,13 @@ def write_verl_run(path: Path) -> Path:
     return path
 
 
-def test_reads_verl_file_logger_format(tmp_path: Path) -> None:
-    run = Run(write_verl_run(tmp_path / "verl"))
+@pytest.fixture
+def verl_run(tmp_path: Path) -> Path:
+    return write_verl_run(tmp_path / "verl")
+
+
+def test_reads_verl_file_logger_format(verl_run: Path) -> None:
+    run = Run(verl_run)
     score = run.series("critic/score/mean")
     assert score is not None
     assert score.steps.tolist() == [1, 2, 3] and score.values.tolist() == [
@@ -96,3 +102,22 @@ def test_recipe_is_the_axis_when_overrides_agree(tmp_path: Path) -> None:
     runs = find_runs(tmp_path)
     assert {r.path for r in runs} == {a, b}
     assert swept_axes(runs) == ["recipe"]  # recipe=... differs in the overrides
+
+
+def test_diagnose_and_report_on_verl_format(verl_run: Path, tmp_path: Path) -> None:
+    from omegaconf import OmegaConf
+
+    from analysis import diagnose, report
+    from analysis.cli import defaults_path
+
+    cfg = OmegaConf.load(defaults_path("diagnose"))
+    cfg.run, cfg.out = str(verl_run), str(tmp_path / "diag")
+    doc, _ = diagnose.run(cfg)
+    status = {s.title.split(".")[0]: s for s in doc.sections}
+    assert "fail" not in {s.status for s in doc.sections}
+    assert "1 groups" in status["2"].verdict  # Q1 has two samples; Q2's single sample is no group
+    assert status["4"].status == "ok" and status["3"].status == "not_logged"
+    rcfg = OmegaConf.load(defaults_path("report"))
+    rcfg.runs, rcfg.out, rcfg.publish = [str(verl_run)], str(tmp_path / "rep"), "none"
+    rdoc, files = report.run(rcfg)
+    assert "1 runs in 1 arms" in rdoc.intro[0] and files["html"].exists()

@@ -129,3 +129,23 @@ def test_broken_json_line_and_missing_file(tmp_path):
         list(read_local(path))
     with pytest.raises(FileNotFoundError, match="data_path"):
         list(read_local(tmp_path / "missing.parquet"))
+
+
+def test_hub_path_through_datasets_load_dataset(tmp_path):
+    """The hub code path (``datasets.load_dataset``) on a local dataset folder, so no network."""
+    from dataclasses import replace
+
+    from data_pipelines.hub import read_hub
+
+    folder = tmp_path / "gsm8k_mirror"
+    folder.mkdir()
+    pq.write_table(pa.Table.from_pylist(FIXTURES["gsm8k"]), folder / "train.parquet")
+    pq.write_table(
+        pa.Table.from_pylist([{"question": "What is 5+5?", "answer": "#### 10"}]), folder / "test.parquet"
+    )
+    spec = replace(ADAPTERS.get("gsm8k"), hub_id=str(folder), config=None)
+    rows, rep = convert_rows(read_hub(spec, "test"), spec, "test", "mirror:test")
+    assert [r["reward_model"]["ground_truth"] for r in rows] == ["10"] and rep["read"] == 1
+    missing = replace(spec, hub_id=str(tmp_path / "nope"))
+    with pytest.raises(RuntimeError, match="pass data_path=<local"):
+        list(read_hub(missing, "train"))

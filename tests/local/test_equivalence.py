@@ -33,7 +33,7 @@ def fixed_batch(n: int, groups: int = 3, P: int = 5, R: int = 7, seed: int = 0):
     B = groups * n
     prompts = torch.randint(10, 50, (B, P), generator=g)
     pmask = torch.ones(B, P, dtype=torch.long)
-    pmask[: n, :2] = 0  # left padding in the first group
+    pmask[:n, :2] = 0  # left padding in the first group
     responses = torch.randint(10, 50, (B, R), generator=g)
     lens = torch.randint(1, R + 1, (B,), generator=g)
     rmask = (torch.arange(R)[None] < lens[:, None]).long()
@@ -45,8 +45,18 @@ def fixed_batch(n: int, groups: int = 3, P: int = 5, R: int = 7, seed: int = 0):
     scores = torch.zeros(B, R)
     scores[torch.arange(B), lens - 1] = acc
     ent = torch.rand(B, R, generator=g) * rmask
-    return dict(prompts=prompts, pmask=pmask, responses=responses, rmask=rmask, lens=lens, log_prob=log_prob,
-                old=old, ref=ref, scores=scores, entropy=ent)
+    return dict(
+        prompts=prompts,
+        pmask=pmask,
+        responses=responses,
+        rmask=rmask,
+        lens=lens,
+        log_prob=log_prob,
+        old=old,
+        ref=ref,
+        scores=scores,
+        entropy=ent,
+    )
 
 
 def verl_ppo_loss(actor_cfg, b):
@@ -63,12 +73,24 @@ def verl_ppo_loss(actor_cfg, b):
         e[pl - 1 : pl - 1 + rl] = b["entropy"][i, :rl]
         flat.append(v)
         flat_ent.append(e)
-    td = TensorDict({"prompts": b["prompts"], "responses": b["responses"],
-                     "attention_mask": torch.cat([b["pmask"], b["rmask"]], 1), "response_mask": b["rmask"],
-                     "old_log_probs": b["old"], "advantages": b["adv"], "ref_log_prob": b["ref"]},
-                    batch_size=[b["prompts"].shape[0]])
-    tu.assign_non_tensor(td, dp_size=1, batch_num_tokens=int(b["rmask"].sum()),
-                         global_batch_size=int((b["rmask"].sum(-1) > 0).sum()))
+    td = TensorDict(
+        {
+            "prompts": b["prompts"],
+            "responses": b["responses"],
+            "attention_mask": torch.cat([b["pmask"], b["rmask"]], 1),
+            "response_mask": b["rmask"],
+            "old_log_probs": b["old"],
+            "advantages": b["adv"],
+            "ref_log_prob": b["ref"],
+        },
+        batch_size=[b["prompts"].shape[0]],
+    )
+    tu.assign_non_tensor(
+        td,
+        dp_size=1,
+        batch_num_tokens=int(b["rmask"].sum()),
+        global_batch_size=int((b["rmask"].sum(-1) > 0).sum()),
+    )
     out = {"log_probs": torch.cat(flat)}
     if actor_cfg.entropy_coeff != 0:
         out["entropy"] = torch.cat(flat_ent)
@@ -97,16 +119,30 @@ def test_engine_math_equals_verl(recipe: str, extra: tuple[str, ...]) -> None:
     batch, _ = algo.compute_advantages(cfg, batch)
     adv = batch.batch["advantages"]
     fn = core_algos.get_adv_estimator_fn(cfg.algorithm.adv_estimator)
-    kw = {"norm_adv_by_std_in_grpo": cfg.algorithm.norm_adv_by_std_in_grpo} if cfg.algorithm.adv_estimator == "grpo" \
+    kw = (
+        {"norm_adv_by_std_in_grpo": cfg.algorithm.norm_adv_by_std_in_grpo}
+        if cfg.algorithm.adv_estimator == "grpo"
         else {"config": cfg.algorithm}
-    want, _ = fn(token_level_rewards=b["scores"], response_mask=b["rmask"].float(), index=np.asarray(uids, dtype=object), **kw)
+    )
+    want, _ = fn(
+        token_level_rewards=b["scores"],
+        response_mask=b["rmask"].float(),
+        index=np.asarray(uids, dtype=object),
+        **kw,
+    )
     torch.testing.assert_close(adv, want, rtol=0, atol=0)
     assert adv.abs().sum() > 0
 
     b["adv"] = adv
-    mine, metrics = algo.policy_loss(algo.actor_config(cfg), b["log_prob"], b["old"], adv, b["rmask"],
-                                     entropy=b["entropy"] if cfg.actor_rollout_ref.actor.entropy_coeff else None,
-                                     ref_log_prob=b["ref"])
+    mine, metrics = algo.policy_loss(
+        algo.actor_config(cfg),
+        b["log_prob"],
+        b["old"],
+        adv,
+        b["rmask"],
+        entropy=b["entropy"] if cfg.actor_rollout_ref.actor.entropy_coeff else None,
+        ref_log_prob=b["ref"],
+    )
     theirs = verl_ppo_loss(algo.actor_config(cfg), b)
     torch.testing.assert_close(mine, theirs, rtol=1e-6, atol=1e-7)
     assert "actor/pg_clipfrac" in metrics and "actor/ppo_kl" in metrics

@@ -25,8 +25,9 @@ def read_jsonl(p: Path) -> list[dict]:
 
 def test_smoke_grpo(cache_dir, fast, tmp_path) -> None:
     """A 3-step grpo run (KL loss against a reference) writes every output, with veRL metric names."""
-    cfg = cfg_for("recipe=grpo", *fast, "trainer.total_training_steps=3", "trainer.test_freq=2",
-                  "trainer.save_freq=2")
+    cfg = cfg_for(
+        "recipe=grpo", *fast, "trainer.total_training_steps=3", "trainer.test_freq=2", "trainer.save_freq=2"
+    )
     out = run_local(cfg, tmp_path / "run")
     assert out["steps"] == 3 and 0.0 <= out["start_acc"] <= 1.0 and 0.0 <= out["end_acc"] <= 1.0
     run = Path(out["run_dir"])
@@ -34,15 +35,38 @@ def test_smoke_grpo(cache_dir, fast, tmp_path) -> None:
     train = [x for x in lines if "critic/score/mean" in x["data"]]
     assert [x["step"] for x in train] == [1, 2, 3]
     keys = set(train[-1]["data"])
-    for k in ("critic/score/mean", "critic/rewards/mean", "critic/advantages/mean", "response_length/mean",
-              "actor/entropy", "actor/pg_clipfrac", "actor/ppo_kl", "actor/pg_loss", "actor/kl_loss",
-              "actor/grad_norm", "actor/lr", "train/num_gen_batches", "rlvr/unfiltered_score/mean",
-              "rlvr/zero_variance_group_frac"):
+    for k in (
+        "critic/score/mean",
+        "critic/rewards/mean",
+        "critic/advantages/mean",
+        "response_length/mean",
+        "actor/entropy",
+        "actor/pg_clipfrac",
+        "actor/ppo_kl",
+        "actor/pg_loss",
+        "actor/kl_loss",
+        "actor/grad_norm",
+        "actor/lr",
+        "train/num_gen_batches",
+        "rlvr/unfiltered_score/mean",
+        "rlvr/zero_variance_group_frac",
+    ):
         assert k in keys, k
     assert any("val-core/arithmetic/acc/mean@1" in x["data"] for x in lines)
     roll = read_jsonl(run / "rollouts" / "3.jsonl")
     assert len(roll) == 8 * 8
-    assert {"input", "output", "gts", "score", "step", "acc", "pred", "format", "uid", "response_length"} <= set(roll[0])
+    assert {
+        "input",
+        "output",
+        "gts",
+        "score",
+        "step",
+        "acc",
+        "pred",
+        "format",
+        "uid",
+        "response_length",
+    } <= set(roll[0])
     assert (run / "validation" / "0.jsonl").is_file()
     assert (run / "checkpoints" / "latest_checkpointed_iteration.txt").read_text() == "3"
     meta = json.loads((Path(out["model"]) / "rlvr_meta.json").read_text())
@@ -53,8 +77,14 @@ def test_resume_after_kill_continues_identically(cache_dir, fast, tmp_path, monk
     """Killed after step 3 (checkpoint at 2), the rerun resumes at step 2 with the same data and samples."""
     from recipes.local import trainer
 
-    args = ("recipe=drgrpo", *fast, "trainer.total_training_steps=4", "trainer.test_freq=-1",
-            "trainer.save_freq=2", "actor_rollout_ref.actor.ppo_mini_batch_size=4")
+    args = (
+        "recipe=drgrpo",
+        *fast,
+        "trainer.total_training_steps=4",
+        "trainer.test_freq=-1",
+        "trainer.save_freq=2",
+        "actor_rollout_ref.actor.ppo_mini_batch_size=4",
+    )
     full = run_local(cfg_for(*args), tmp_path / "full")
 
     real = trainer.Engine.train_step
@@ -75,16 +105,30 @@ def test_resume_after_kill_continues_identically(cache_dir, fast, tmp_path, monk
         a = read_jsonl(tmp_path / "full" / "rollouts" / f"{step}.jsonl")
         b = read_jsonl(tmp_path / "killed" / "rollouts" / f"{step}.jsonl")
         assert [(x["input"], x["output"]) for x in a] == [(x["input"], x["output"]) for x in b]
-    steps = [x["step"] for x in read_jsonl(tmp_path / "killed" / "metrics.jsonl") if "critic/score/mean" in x["data"]]
+    steps = [
+        x["step"]
+        for x in read_jsonl(tmp_path / "killed" / "metrics.jsonl")
+        if "critic/score/mean" in x["data"]
+    ]
     assert steps == [1, 2, 3, 4]  # earlier lines kept, step 3 logged once (re-done after the kill)
     assert resumed["end_acc"] == full["end_acc"] and resumed["start_acc"] == full["start_acc"]
 
 
 def test_dynamic_sampling_keeps_only_varied_groups(cache_dir, fast, tmp_path) -> None:
-    cfg = cfg_for("recipe=dapo", *fast, "trainer.total_training_steps=2", "trainer.test_freq=-1",
-                  f"reward.custom_reward_function.path={COIN}", "algorithm.filter_groups.max_num_gen_batches=0")
+    cfg = cfg_for(
+        "recipe=dapo",
+        *fast,
+        "trainer.total_training_steps=2",
+        "trainer.test_freq=-1",
+        f"reward.custom_reward_function.path={COIN}",
+        "algorithm.filter_groups.max_num_gen_batches=0",
+    )
     out = run_local(cfg, tmp_path / "run")
-    lines = [x["data"] for x in read_jsonl(Path(out["run_dir"]) / "metrics.jsonl") if "critic/score/mean" in x["data"]]
+    lines = [
+        x["data"]
+        for x in read_jsonl(Path(out["run_dir"]) / "metrics.jsonl")
+        if "critic/score/mean" in x["data"]
+    ]
     assert sum(x["train/num_gen_batches"] for x in lines) > 2  # some groups were dropped, so more batches
     roll = read_jsonl(Path(out["run_dir"]) / "rollouts" / "2.jsonl")
     by_uid: dict[str, set] = {}
@@ -94,21 +138,29 @@ def test_dynamic_sampling_keeps_only_varied_groups(cache_dir, fast, tmp_path) ->
 
 
 def test_dynamic_sampling_fails_clearly_after_max_batches(cache_dir, fast, tmp_path) -> None:
-    cfg = cfg_for("recipe=dapo", *fast, "trainer.total_training_steps=1", "algorithm.filter_groups.max_num_gen_batches=1",
-                  "algorithm.filter_groups.metric=format")  # the untrained model never formats: all groups flat
+    cfg = cfg_for(
+        "recipe=dapo",
+        *fast,
+        "trainer.total_training_steps=1",
+        "algorithm.filter_groups.max_num_gen_batches=1",
+        "algorithm.filter_groups.metric=format",
+    )  # the untrained model never formats: all groups flat
     with pytest.raises(ValueError, match=r"max_num_gen_batches=1"):
         run_local(cfg, tmp_path / "run")
 
 
-@pytest.mark.parametrize("override,key", [
-    ("adv=gae", "algorithm.adv_estimator"),
-    ("actor_rollout_ref.rollout.n=1", "actor_rollout_ref.rollout.n"),
-    ("actor_rollout_ref.actor.policy_loss.loss_mode=bypass_mode", "policy_loss.loss_mode"),
-    ("actor_rollout_ref.actor.ppo_mini_batch_size=3", "actor_rollout_ref.actor.ppo_mini_batch_size"),
-    ("actor_rollout_ref.actor.shuffle=true", "actor_rollout_ref.actor.shuffle"),
-    ("algorithm.use_pf_ppo=true", "algorithm.use_pf_ppo"),
-    ("actor_rollout_ref.actor.optim.lr_scheduler_type=wsd", "lr_scheduler_type"),
-])
+@pytest.mark.parametrize(
+    "override,key",
+    [
+        ("adv=gae", "algorithm.adv_estimator"),
+        ("actor_rollout_ref.rollout.n=1", "actor_rollout_ref.rollout.n"),
+        ("actor_rollout_ref.actor.policy_loss.loss_mode=bypass_mode", "policy_loss.loss_mode"),
+        ("actor_rollout_ref.actor.ppo_mini_batch_size=3", "actor_rollout_ref.actor.ppo_mini_batch_size"),
+        ("actor_rollout_ref.actor.shuffle=true", "actor_rollout_ref.actor.shuffle"),
+        ("algorithm.use_pf_ppo=true", "algorithm.use_pf_ppo"),
+        ("actor_rollout_ref.actor.optim.lr_scheduler_type=wsd", "lr_scheduler_type"),
+    ],
+)
 def test_unsupported_keys_are_refused_by_name(override: str, key: str) -> None:
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):
         check_supported(cfg_for("recipe=grpo", "scale=laptop", override))

@@ -13,11 +13,15 @@ from recipes.local.sampler import _filter_logits, generate, left_pad, position_m
 def mt():
     torch.manual_seed(0)
     tok = tiny.build_tokenizer()
-    return tiny.build_model(tiny.TinySpec(hidden_size=32, num_hidden_layers=2, intermediate_size=64), tok, 0).eval(), tok
+    return tiny.build_model(
+        tiny.TinySpec(hidden_size=32, num_hidden_layers=2, intermediate_size=64), tok, 0
+    ).eval(), tok
 
 
 def prompt_ids(tok, q: str) -> list[int]:
-    return list(tok.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True)["input_ids"])
+    return list(
+        tok.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True)["input_ids"]
+    )
 
 
 def test_position_mask_stops_after_first_eos_not_pad() -> None:
@@ -36,10 +40,14 @@ def test_generate_masks_and_captured_logprobs_match_recompute(mt) -> None:
     assert ro.responses.shape[0] == 12 and ro.prompts.shape[0] == 12
     # rows i*n..i*n+n-1 share prompt i
     assert torch.equal(ro.prompts[0], ro.prompts[3]) and not torch.equal(ro.prompts[0], ro.prompts[4])
-    assert torch.equal(ro.response_mask, position_mask(ro.responses.masked_fill(ro.response_mask == 0, tok.eos_token_id),
-                                                       tok.eos_token_id))
+    assert torch.equal(
+        ro.response_mask,
+        position_mask(ro.responses.masked_fill(ro.response_mask == 0, tok.eos_token_id), tok.eos_token_id),
+    )
     assert (ro.responses[ro.response_mask == 0] == tok.pad_token_id).all()
-    lp, ent = response_logprobs(model, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, with_entropy=True)
+    lp, ent = response_logprobs(
+        model, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, with_entropy=True
+    )
     torch.testing.assert_close(lp * ro.response_mask, ro.old_log_probs, atol=1e-5, rtol=0)
     assert (ent >= 0).all()
 
@@ -51,15 +59,28 @@ def test_left_padding_does_not_change_logprobs(mt) -> None:
     rm = torch.ones_like(resp)
     ids, mask = left_pad([short, long], tok.pad_token_id)
     both, _ = response_logprobs(model, ids, mask, resp.repeat(2, 1), rm.repeat(2, 1))
-    alone, _ = response_logprobs(model, torch.tensor([short]), torch.ones(1, len(short), dtype=torch.long), resp, rm)
+    alone, _ = response_logprobs(
+        model, torch.tensor([short]), torch.ones(1, len(short), dtype=torch.long), resp, rm
+    )
     torch.testing.assert_close(both[0:1], alone, atol=1e-5, rtol=0)
 
 
 def test_temperature_scales_captured_logprobs(mt) -> None:
     model, tok = mt
     g = torch.Generator().manual_seed(1)
-    ro = generate(model, [prompt_ids(tok, "3+4")], 3, 10, tok.eos_token_id, tok.pad_token_id, temperature=0.7, generator=g)
-    lp, _ = response_logprobs(model, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temperature=0.7)
+    ro = generate(
+        model,
+        [prompt_ids(tok, "3+4")],
+        3,
+        10,
+        tok.eos_token_id,
+        tok.pad_token_id,
+        temperature=0.7,
+        generator=g,
+    )
+    lp, _ = response_logprobs(
+        model, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temperature=0.7
+    )
     torch.testing.assert_close(lp * ro.response_mask, ro.old_log_probs, atol=1e-5, rtol=0)
 
 

@@ -223,6 +223,99 @@ PHRASINGS = [
     ("The answer is \\boxed{\\frac{\\sqrt{3}}{2}} (about 0.866).", "\\frac{\\sqrt{3}}{2}", True),
 ]
 
+# Model outputs on MATH problems quoted (shortened) from the regression tests of Math-Verify
+# (huggingface/Math-Verify, tests/test_all.py, MIT licence); labels are ours. (gold, response, label)
+T, F = True, False
+REAL_OUTPUTS = [
+    (
+        r"2-2p",
+        r"Since $x<2$, it follows that $|x-2|=2-x$. If $2-x=p$, then $x=2-p$. Thus $x-p=\boxed{2-2p}$.",
+        T,
+    ),
+    (r"\frac{14}{3}", r"$f(-2)+f(-1)+f(0)=2+\frac{5}{3}+1=\boxed{\frac{14}{3}}$", T),
+    (
+        r"\text{Evelyn}",
+        r"Evelyn's average speed is also greater than Carla's. Therefore, $\boxed{\text{Evelyn}}$ is our answer.",
+        T,
+    ),
+    (
+        r"90^\circ",
+        r"Note that the dot product is 0.\]Hence, the angle between the lines is $\boxed{90^\circ}.$",
+        T,
+    ),
+    (
+        r"3\sqrt{13}",
+        r"\begin{align*} \sqrt{(2 - (-4))^2 + ((-6) - 3)^2} &= \sqrt{117} = \boxed{3\sqrt{13}}. \end{align*}",
+        T,
+    ),
+    (
+        r"15\mbox{ cm}^2",
+        r"Therefore, the area of the triangle is $$\frac{1}{2}\times 3 \times 10 = \boxed{15\mbox{ cm}^2}.$$",
+        T,
+    ),
+    (r"-2,1", r"Checking, we find that the only integer roots are $\boxed{-2,1}.$", T),
+    (r"9", r"Then, $129^{34}+96^{38} \equiv \boxed{9} \pmod{11}.$", T),
+    (
+        r"204_5",
+        r"for a quotient of $\boxed{204_5}$. Note that we have used that $13_5$ divided by $2_5$ is $4_5$.",
+        T,
+    ),
+    (r"(6,31,-1)", r"Then solving the system of equations, we find $(p,q,r) = \boxed{(6,31,-1)}.$", T),
+    (r"1 \pm \sqrt{19}", r"By the quadratic formula, $x = \boxed{1 \pm \sqrt{19}}.$", T),
+    (r"3 \pm 2 \sqrt{2}", r"By the quadratic formula, the roots are $x = \boxed{3 \pm 2 \sqrt{2}}.$", T),
+    (
+        r"\{1\pm\sqrt{5},-2\}",
+        r"The roots of $P(x)$ are $-2$ and $1 \pm \sqrt{5}$, so the answer is $\boxed{\{1\pm\sqrt{5},-2\}}.$",
+        T,
+    ),
+    (
+        r"f(2) < f(1) < f(4)",
+        r"In other words, the farther $x$ is from 2, the greater $f(x)$ is. Hence, $\boxed{f(2) < f(1) < f(4)}.$",
+        T,
+    ),
+    (
+        r"2 \sin b \cos a",
+        "By sum-to-product,\n\\[\\sin (a + b) - \\sin (a - b) = \\boxed{2 \\sin b \\cos a}.\\]",
+        T,
+    ),
+    (r"\frac{\pi r}{h+r}", r"Thus we have $s = x+y+z = h+r$. The answer is $\boxed{\frac{\pi r}{h+r}}$.", T),
+    (r"125 \text{ miles}", r"The distance is $\boxed{125\textnormal{ miles}}.$", T),
+    (
+        r"[-1, -\frac{1}{2}) \cup (-\frac{1}{2}, 0) \cup (0, 1) \cup (1, \infty)",
+        r"The solution set is $\boxed{[-1, -\tfrac12) \cup (-\tfrac12, 0) \cup (0, 1) \cup (1, \infty)}.$",
+        T,
+    ),
+    (r"\sqrt{2}+\sqrt{5}", r"The answer is $\boxed{\sqrt 2+\sqrt 5}$", T),
+    (r"\frac{9}{4}\pi", r"Therefore $\boxed{\frac94\pi}$.", T),
+    (r"\{-1\} \cup [0,7)", r"x \in \boxed{\{-1\} \cup [0,7)}.$", T),
+    (
+        "189",
+        "9=189.\n\nTherefore, answer is 189.\n\nWait, no, two right angles.\n\n**Final Answer**\n\\boxed{189}\n</think>\n\nTo find the area of the trapezoid, we use the shoelace formula:\n\\[\n\\text{Area} = \\frac{1}{2} \\times 378 = 189\n\\]\n\nThus, the area of the trapezoid is \\(\\boxed{189}\\) square centimeters.",
+        T,
+    ),
+    (r"2x+4y-3=0", r"Answer: $y=-\frac{1}{2}x+\frac{3}{4}$", T),
+    (r"x^2/4 + y^2/3 = 1", r"Answer: $x^2/16 + y^2/12 = 1/4$", T),
+    (r"x \geq 5", r"Answer: $5 \leq x$", T),
+    (r"\frac{1}{12}", r"Answer: $0.0833333333333333$", F),
+    (r"(1,\frac{9}{2})", r"Answer: $(1,4.5)$", T),
+    (r"\tan^2(y)+1", r"Answer: $\sec^2(y)$", T),
+    (r"28\%", r"its value becomes $.8\cdot .9x = .72x$, making for a total loss of $\boxed{28\%}$.", T),
+    (r"14{,}916", r"Therefore, $\boxed{14{,}916}$ is our answer.", T),
+    (
+        r"(3, \frac{\pi}{2})",
+        r"Therefore, the polar coordinates are $\boxed{\left( 3, \frac{\pi}{2} \right)}.$",
+        T,
+    ),
+    ("0", r"Hence, the degree of $p(x)$ (which is the constant polynomial 1) is $\boxed{0}.$", T),
+    (r"\frac{3}{56}", r"so \[p(8) = \frac{q(8) + 8}{8^2 - 1} = \boxed{\frac{3}{56}}.\]", T),
+    (r"\frac{x+2}{7}", r"Answer: $\frac{x}{7}+\frac{2}{7}$", T),
+    (r"x < 1", r"Answer: $-x > -1$", T),
+    (r"x > 5", r"Answer: $x < 5$", F),
+    (r"x \geq 5", r"Answer: $x \leq 5$", F),
+    (r"11", r"Answer: $x = 5+5+1 = 11$", T),
+    (r"a +3z = 0", r"Answer: $0$", F),
+]
+
 GOLD_FORMS = [  # gold stored as MATH (full solution), GSM8K (#### line) or AIME (zero-padded)
     (r"The sum is $3+4=7$, so the answer is $\boxed{7}$.", ["7", "7.0"], ["8"]),
     ("She sold 48/2 = <<48/2=24>>24 clips in May.\n#### 72", ["72"], ["24"]),
@@ -344,6 +437,17 @@ def rows() -> list[dict[str, object]]:
             adversarial=True,
         )
     )
+    for gold, resp, label in REAL_OUTPUTS:
+        out.append(
+            dict(
+                category="real_output",
+                data_source="math",
+                response=resp,
+                gold=gold,
+                label=label,
+                adversarial=False,
+            )
+        )
     for resp, gold, label in PHRASINGS:
         out.append(
             dict(

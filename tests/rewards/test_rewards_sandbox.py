@@ -6,6 +6,7 @@ import glob
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -18,6 +19,8 @@ STDIO = {"inputs": ["3\n", "10\n", "-4\n"], "outputs": ["6\n", "20\n", "-8\n"]}
 CALL = {"fn_name": "double", "inputs": [[3], [10], [-4]], "outputs": [6, 20, -8]}
 SENTINEL = Path(tempfile.gettempdir()) / "rewards_redteam_escape"
 HOME_SENTINEL = Path.home() / "rewards_redteam_escape"
+# A copy of the hidden tests on disk, outside the sandbox: reading it would let a program pass.
+HIDDEN = Path(tempfile.gettempdir()) / f"rewards_redteam_hidden_tests_{os.getpid()}.json"
 
 ATTACKS = {
     "sys.exit(0)": "import sys\nsys.exit(0)",
@@ -27,10 +30,10 @@ ATTACKS = {
     "unittest.TestCase.assertTrue = lambda *a, **k: None\nimport builtins\nbuiltins.AssertionError = Exception",
     "forge the result pipe": 'import os\nfor fd in range(3, 32):\n    try:\n        os.write(fd, b\'{"i": 0, "out": "PASS"}\\n{"i": 1, "out": "PASS"}\\n\')\n    except OSError:\n        pass',
     "patch json to forge": "import json\njson.dumps = lambda *a, **k: '{\"i\": 0, \"out\": true}'\nprint('ok')",
-    "rewrite test files": "import os\nfor root in ('.', '..', '/tmp', os.path.expanduser('~')):\n    try:\n        for n in os.listdir(root):\n"
-    "            if 'test' in n:\n                open(os.path.join(root, n), 'w').write('def test(): pass')\n    except Exception:\n        pass",
-    "read hidden tests": "import os\nfor p in ('/proc/%d/mem' % os.getppid(), '/proc/1/environ', '/proc/self/../1/cmdline', '/work/main/tests/rewards/test_sandbox.py'):\n"
-    "    try:\n        print(open(p, 'rb').read(100))\n    except Exception as e:\n        print(type(e).__name__)",
+    "rewrite the test file": f"open({str(HIDDEN)!r}, 'w').write('{{}}')\nprint('rewritten')",
+    "read the hidden tests": f"import json\nhidden = json.load(open({str(HIDDEN)!r}))\nprint(hidden[input().strip()])",
+    "read the parent's memory": "import os\nprint(open('/proc/%d/mem' % os.getppid(), 'rb').read(10))",
+    "list the filesystem": "import os\nprint(os.listdir('/'))\nprint(os.listdir('..'))",
     "open a socket": "import socket\ns = socket.create_connection(('1.1.1.1', 80), timeout=1)\nprint('connected')",
     "socket via _socket": "import _socket\ns = _socket.socket()\ns.connect(('1.1.1.1', 80))",
     "fork bomb": "import os\nwhile True:\n    os.fork()",
@@ -59,6 +62,18 @@ def _sandbox_dirs() -> list[str]:
     return glob.glob(os.path.join(tempfile.gettempdir(), "rewards-sbx-*"))
 
 
+def test_the_hidden_file_attack_would_pass_without_the_sandbox() -> None:
+    """Control: the 'read the hidden tests' program does solve the task when it can read the file."""
+    out = subprocess.run(
+        [sys.executable, "-c", ATTACKS["read the hidden tests"]],
+        input="10\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.stdout == "20\n\n"
+
+
 def test_honest_programs_pass() -> None:
     assert run_tests("print(2 * int(input()))", STDIO).all_passed
     assert run_tests("import sys\nprint(2 * int(sys.stdin.read()))\nsys.exit(0)", STDIO).all_passed
@@ -76,8 +91,16 @@ def test_code_data_source() -> None:
     )["acc"]
 
 
+@pytest.fixture(autouse=True)
+def _hidden_tests_on_disk():
+    content = json.dumps({i.strip(): o for i, o in zip(STDIO["inputs"], STDIO["outputs"], strict=True)})
+    HIDDEN.write_text(content)
+    yield content
+    HIDDEN.unlink(missing_ok=True)
+
+
 @pytest.mark.parametrize("name", list(ATTACKS))
-def test_attack_scores_zero_and_leaves_nothing(name: str) -> None:
+def test_attack_scores_zero_and_leaves_nothing(name: str, _hidden_tests_on_disk: str) -> None:
     before = set(_sandbox_dirs())
     tests = CALL if "(call)" in name else STDIO
     resp = f"```python\n{ATTACKS[name]}\n```"
@@ -86,8 +109,23 @@ def test_attack_scores_zero_and_leaves_nothing(name: str) -> None:
     assert not SENTINEL.exists() and not HOME_SENTINEL.exists()
     assert set(_sandbox_dirs()) <= before
     assert _stray_processes() == []
-    assert Path(__file__).read_text().startswith('"""Code sandbox')  # the test file is intact
+    assert HIDDEN.read_text() == _hidden_tests_on_disk  # the hidden tests are intact
 
 
 def test_red_team_table_is_big_enough() -> None:
     assert len(ATTACKS) >= 15
+
+
+def test_attacks_still_fail_without_namespaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ``unshare`` is not allowed (many containers), rlimits + the audit hook alone hold."""
+    import rewards.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "_UNSHARE", [])
+    for name, code in ATTACKS.items():
+        if name in ("memory bomb", "infinite loop"):  # slow, and enforced by rlimits/kill either way
+            continue
+        res = sandbox.run_tests(code, CALL if "(call)" in name else STDIO, timeout_s=0.5)
+        assert res.passed == 0, name
+        assert not SENTINEL.exists() and not HOME_SENTINEL.exists(), name
+    assert sandbox.run_tests("print(2 * int(input()))", STDIO).all_passed
+    assert _stray_processes() == []

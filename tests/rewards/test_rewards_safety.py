@@ -31,6 +31,14 @@ HOSTILE = {
     "None response": (None, "1"),
     "5000-digit number": (r"\boxed{" + "9" * 5000 + "}", "9" * 5000),
     "python in a box": (r"\boxed{__import__('os').system('touch /tmp/pwned_rewards')}", "0"),
+    # inputs aimed at quadratic regular expressions and per-candidate work
+    "answer line of spaces and stars": ("Answer: x" + " *" * 500_000 + "x", "1"),
+    "repeated 'answer is'": ("answer is" * 100_000, "1"),
+    "40k answer lines": ("Answer: 1\n" * 40_000, "1"),
+    "bare boxes": ("\\boxed " * 200_000, "1"),
+    "unclosed text commands": (r"\boxed{" + r"\text{" * 100_000 + "}", "1"),
+    "many think tags": ("<think>" * 100_000 + "</think>" * 100_000, "1"),
+    "4 MB": ("x" * 4_000_001, "1"),
 }
 
 
@@ -41,6 +49,15 @@ def test_hostile_input_is_bounded(name: str) -> None:
     r = rewards.compute_score("math", resp, gold, timeout_s=1.0)
     assert time.perf_counter() - t < 1.0 + 0.2
     assert r["acc"] is (name == "1 MB of text")  # the only hostile row that carries one right answer
+    for ds, g in [
+        ("gsm8k", gold),
+        ("overtime_pay", gold),
+        ("arithmetic", gold),
+        ("countdown", '{"target": 1, "numbers": [1]}'),
+    ]:
+        t = time.perf_counter()
+        assert rewards.compute_score(ds, resp, g, timeout_s=1.0)["acc"] in (True, False)
+        assert time.perf_counter() - t < 1.0 + 0.2, ds
     assert not Path("/tmp/pwned_rewards").exists()
 
 

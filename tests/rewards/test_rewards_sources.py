@@ -95,7 +95,7 @@ def test_arithmetic(resp: str, acc: bool, fmt: float) -> None:
 
 
 def test_overtime_pay_seed_example() -> None:
-    gold = overtime_gold(8700, 2, "rest_day")
+    gold = overtime_gold(8700, rest_days=2)
     assert gold == "1600.00"
     think = "<think>日工资 = 8700 ÷ 21.75 = 400 元；400 × 2 × 200% = 1600</think>"
     for ans, ok in [
@@ -113,8 +113,24 @@ def test_overtime_pay_seed_example() -> None:
     assert not rewards.compute_score(
         "overtime_pay", f"{think}<answer>1600</answer><answer>800</answer>", gold
     )["acc"]
-    assert overtime_gold(6525, 3, "weekday") == "1350.00"  # 300/day * 3 * 1.5
-    assert overtime_gold(8700, 1, "holiday") == "1200.00"
+    assert overtime_gold(6525, weekday_hours=8) == "450.00"  # 300/day = 37.5/h, x 1.5 x 8 h
+    assert overtime_gold(8700, holiday_days=1) == "1200.00"
+    assert overtime_gold(8700, rest_days=2, comp_days=2) == "0.00"
+
+
+def test_overtime_golds_of_the_generator_recomputed_independently() -> None:
+    """The seed's advice: re-check generated golds with an independent program."""
+    gen = pytest.importorskip("data_pipelines.tasks.overtime_pay")
+    rows = gen.generate(40, 0, "train")
+    keys = ("monthly", "weekday_hours", "rest_days", "comp_days", "holiday_days")
+    if not rows or not all(k in rows[0]["extra_info"] for k in keys):
+        pytest.skip("generator does not record the case fields")
+    for r in rows:
+        mine = overtime_gold(*(r["extra_info"][k] for k in keys))
+        resp = f"<think>x</think><answer>{mine}</answer>"
+        assert rewards.compute_score("overtime_pay", resp, r["reward_model"]["ground_truth"])["acc"], r[
+            "extra_info"
+        ]
 
 
 def test_countdown() -> None:
@@ -143,6 +159,14 @@ def test_reasoning_gym_uses_its_own_scorer() -> None:
         )
         assert good["acc"] and not bad["acc"]
         assert ds.score_answer(entry["answer"], entry) == 1.0
+    entry = ds[0]  # the form data_pipelines writes: the whole entry as JSON in extra_info.rg_entry
+    extra = {"rg_task": "spell_backward", "rg_entry": json.dumps(entry, default=str)}
+    assert rewards.compute_score(
+        "reasoning_gym/spell_backward", f"<answer>{entry['answer']}</answer>", entry["answer"], extra
+    )["acc"]
+    assert not rewards.compute_score(
+        "reasoning_gym/spell_backward", "<answer>x</answer>", entry["answer"], extra
+    )["acc"]
 
 
 def test_gsm8k_and_gold_forms() -> None:
