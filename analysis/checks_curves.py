@@ -160,6 +160,11 @@ def base_pass_at_k(ctx: Context) -> Section:
                 f"pass@{ks[-1]} {fmt(pk['mean'])} [{fmt(pk['lo'])}, {fmt(pk['hi'])}] "
                 f"(model {result.get('settings', {}).get('model', '?')}; {where}); RL gains count above this",
             )
+            base = ctx.run.cfg("actor_rollout_ref.model.path")
+            evaluated = str(result.get("settings", {}).get("model", ""))
+            if base and Path(evaluated).expanduser() != Path(str(base)).expanduser():
+                sec.status = "warn"
+                sec.verdict += f" — but this run started from {base}, not the evaluated model"
             acc = ctx.run.series(*ACC_KEYS)
             if acc is not None and ks[0] == 1:
                 last = float(acc.window(0.1).mean())

@@ -36,7 +36,12 @@ def axis_key(axis: str) -> str:
     return axis.replace(".", "__")
 
 
-def run_settings(run: Run, axes: list[str]) -> dict[str, Any]:
+DEFAULT_PROJECT = "rlvr-recipes"  # one project for all runs, so any two can be compared
+
+
+def run_settings(
+    run: Run, axes: list[str], group: str | None = None, project: str = DEFAULT_PROJECT
+) -> dict[str, Any]:
     """``wandb.init`` kwargs: project, group, name, tags (recipe + axis=value) and config.
 
     The axis values also go to ``config.axes.<axis>`` so W&B panels can group by them.
@@ -45,8 +50,8 @@ def run_settings(run: Run, axes: list[str]) -> dict[str, Any]:
     tags = [t for t in [run.recipe, f"scale={run.manifest.get('scale') or run.cfg('rlvr.scale')}"] if t]
     tags += [f"{a}={v}" for a, v in values.items()]
     return {
-        "project": f"rlvr-{run.recipe}" if run.recipe else "rlvr",
-        "group": sweep_group(run),
+        "project": project,
+        "group": group or sweep_group(run),
         "name": run.name,
         "tags": [t[:64] for t in tags],  # W&B limits tag length to 64 characters
         "config": {
@@ -58,11 +63,18 @@ def run_settings(run: Run, axes: list[str]) -> dict[str, Any]:
     }
 
 
-def log_run(run: Run, axes: list[str], mode: str = "offline", root: str | Path | None = None) -> Path:
+def log_run(
+    run: Run,
+    axes: list[str],
+    mode: str = "offline",
+    root: str | Path | None = None,
+    group: str | None = None,
+    project: str = DEFAULT_PROJECT,
+) -> Path:
     """Replay a run dir's metrics into W&B (offline by default); returns the W&B run directory."""
     import wandb
 
-    settings = run_settings(run, axes)
+    settings = run_settings(run, axes, group, project)
     root = Path(root or run.path)
     wb = wandb.init(
         mode=mode,
@@ -82,8 +94,11 @@ def log_run(run: Run, axes: list[str], mode: str = "offline", root: str | Path |
     return out
 
 
-def build_report(runs: list[Run], axes: list[str], entity: str, project: str, title: str = "") -> Any:
-    """A ``wandb_workspaces`` Report of these runs (no network is touched)."""
+def build_report(
+    runs: list[Run], axes: list[str], entity: str, project: str, title: str = "", group: str | None = None
+) -> Any:
+    """A ``wandb_workspaces`` Report of these runs (no network is touched); ``group`` as in
+    ``run_settings`` (the W&B group the runs were logged under)."""
     import wandb_workspaces.reports.v2 as wr
 
     from analysis.report import PANEL_ORDER, PANELS
@@ -103,7 +118,7 @@ def build_report(runs: list[Run], axes: list[str], entity: str, project: str, ti
             if hit:
                 logged.append((PANELS.get(name).title, hit))
                 break
-    groups = sorted({sweep_group(r) for r in runs})
+    groups = [group] if group else sorted({sweep_group(r) for r in runs})
     runset = wr.Runset(
         entity=entity,
         project=project,
@@ -136,9 +151,10 @@ def publish_report(runs: list[Run], axes: list[str], cfg: DictConfig) -> str:
     """Build and save the W&B Report; returns its URL. Needs ``WANDB_API_KEY`` and network."""
     if not os.environ.get("WANDB_API_KEY"):
         raise RuntimeError("PUBLISH=wandb needs WANDB_API_KEY (the HTML/Markdown report was written)")
-    project = cfg.wandb_project or (f"rlvr-{runs[0].recipe}" if runs[0].recipe else "rlvr")
+    project = cfg.wandb_project or DEFAULT_PROJECT
     entity = cfg.wandb_entity or os.environ.get("WANDB_ENTITY", "")
-    report = build_report(runs, axes, entity=entity, project=str(project))
+    group = Path(str(cfg.sweep)).resolve().name if cfg.sweep else None
+    report = build_report(runs, axes, entity=entity, project=str(project), group=group)
     report.save()
     return str(report.url)
 
@@ -153,9 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     if not runs:
         raise SystemExit("analysis.wandb_report: give runs=[<dir>,...] or sweep=<multirun dir> (try --help)")
     axes, _ = group_runs(runs)
+    group = Path(str(cfg.sweep)).resolve().name if cfg.sweep else None  # one sweep = one W&B group
     for r in runs:
-        s = run_settings(r, axes)
-        out = log_run(r, axes, mode=str(cfg.mode), root=cfg.dir)
+        s = run_settings(r, axes, group, str(cfg.project))
+        out = log_run(r, axes, mode=str(cfg.mode), root=cfg.dir, group=group, project=str(cfg.project))
         print(f"{r.name}: group={s['group']} tags={s['tags']} -> {out}")
     return 0
 

@@ -155,11 +155,70 @@ def make_trl(model_dir: Path, tok, prompts, steps: int, out: Path):
     return trainer, times
 
 
+def _median_time(fn, reps: int) -> float:
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def savings(model, tok, prompts, reps: int) -> None:
+    """What each saving of the engine is worth on one step's batch (8 prompts x 8, same model)."""
+    from recipes.local.sampler import generate, response_logprobs
+
+    eos, pad = tok.eos_token_id, tok.pad_token_id
+    ids = [p.ids for p in prompts]
+    g = torch.Generator().manual_seed(0)
+    ro = generate(model, ids, 8, 64, eos, pad, generator=g)
+    R = int(ro.response_mask.sum(-1).max())
+
+    def fwd_bwd(resp_only: bool, width: int) -> None:
+        resp = torch.nn.functional.pad(ro.responses, (0, width - ro.responses.shape[1]), value=pad)[:, :width]
+        m = torch.nn.functional.pad(ro.response_mask, (0, width - ro.response_mask.shape[1]))[:, :width]
+        if resp_only:
+            lp, _ = response_logprobs(model, ro.prompts, ro.prompt_mask, resp, m)
+        else:
+            P = ro.prompts.shape[1]
+            seq = torch.cat([ro.prompts, resp], 1)
+            attn = torch.cat([ro.prompt_mask, m], 1)
+            logits = model(
+                input_ids=seq, attention_mask=attn, position_ids=(attn.cumsum(-1) - 1).clamp(min=0)
+            ).logits
+            lp = torch.log_softmax(logits[:, P - 1 : -1].float(), -1).gather(-1, resp[..., None]).squeeze(-1)
+        (-(lp * m).sum() / m.sum()).backward()
+        model.zero_grad(set_to_none=True)
+
+    rows = [i for i in ids for _ in range(8)]
+    t = {
+        "generate, prefill shared by the group": _median_time(
+            lambda: generate(model, ids, 8, 64, eos, pad, generator=g), reps
+        ),
+        "generate, prefill per sample": _median_time(
+            lambda: generate(model, rows, 1, 64, eos, pad, generator=g), reps
+        ),
+        "fwd+bwd, LM head on response positions only": _median_time(lambda: fwd_bwd(True, R), reps),
+        "fwd+bwd, logits for every position": _median_time(lambda: fwd_bwd(False, R), reps),
+        "fwd+bwd, padded to max_response_length (64)": _median_time(lambda: fwd_bwd(True, 64), reps),
+    }
+    with torch.no_grad():
+        t["extra old-log-prob forward (avoided)"] = _median_time(
+            lambda: response_logprobs(model, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask), reps
+        )
+    print(f"\nsavings (median seconds on one step's 64 sequences, response length <= {R}):")
+    for k, v in t.items():
+        print(f"  {k:<48} {v:.4f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument(
+        "--savings-reps", type=int, default=7, help="repetitions per saving measurement (0 = skip)"
+    )
     a = ap.parse_args(argv)
     torch.set_num_threads(a.threads)
     from verl.trainer.ppo.reward import get_custom_reward_fn
@@ -203,6 +262,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nper-step median over {len(eng_t)} steps each ({a.threads} thread(s)):")
     print(f"  engine {e:.3f} s   trl GRPOTrainer {t:.3f} s   floor {f:.3f} s")
     print(f"  TRL/engine = {t / e:.2f} (target >= 1.10)   engine/floor = {e / f:.2f} (target <= 1.05)")
+    if a.savings_reps > 0:
+        savings(floor_model, tok, train[:8], a.savings_reps)
 
 
 if __name__ == "__main__":

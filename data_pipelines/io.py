@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from data_pipelines.schema import validate_row
 
 MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
+PACKAGES = ("pyarrow", "datasets", "verl", "reasoning-gym", "transformers")
 FIXED_TYPES = {
     "data_source": pa.string(),
     "prompt": pa.list_(MESSAGE),
@@ -87,18 +88,18 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 def write_manifest(out_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
     """Write ``manifest.json`` (adds creation time and library versions) and return its path."""
-    import datasets
-    import verl
+    from importlib.metadata import PackageNotFoundError, version
+
+    def _version(pkg: str) -> str:
+        try:
+            return version(pkg)
+        except PackageNotFoundError:
+            return "not installed"
 
     full = {
         **manifest,
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "versions": {
-            "python": platform.python_version(),
-            "pyarrow": pa.__version__,
-            "datasets": datasets.__version__,
-            "verl": getattr(verl, "__version__", "?"),
-        },
+        "versions": {"python": platform.python_version(), **{p: _version(p) for p in PACKAGES}},
     }
     path = Path(out_dir) / "manifest.json"
     path.parent.mkdir(parents=True, exist_ok=True)

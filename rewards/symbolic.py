@@ -1,7 +1,8 @@
 """Exact symbolic comparison of two scalar LaTeX answers (runs inside the reward worker).
 
-What it does: parses each side with latex2sympy2_extended (the parser math-verify uses),
-turns every decimal literal into an exact ``Rational`` (so 0.866 is never sqrt(3)/2), then
+What it does: parses both sides with ``rewards.fastlatex`` when both are in its common subset, else
+both with latex2sympy2_extended (the parser math-verify uses; 10-130 ms per expression), turns
+every decimal literal into an exact ``Rational`` (so 0.866 is never sqrt(3)/2), then
 decides equality by (1) structural equality, (2) for constants, a 40-digit numeric evaluation of
 the difference, (3) for expressions in the same free symbols, the difference at six fixed
 rational points (polynomial-identity style), (4) ``simplify`` as a last resort. Equations are
@@ -22,6 +23,8 @@ from typing import Any
 import sympy
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.math_normalization import NormalizationConfig
+
+from rewards.fastlatex import fast_parse
 
 _NORM = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
@@ -122,10 +125,18 @@ def scalars_equal(pairs: list[list[str]]) -> list[bool]:
     out: list[bool] = []
     for pred, gold in pairs:
         try:
-            out.append(_expr_equal(parse(pred), parse(gold)))
+            fp, fg = _fast(pred), _fast(gold)
+            if fp is None or fg is None:  # both sides through one parser, never a mix
+                fp, fg = parse(pred), parse(gold)
+            out.append(_expr_equal(fp, fg))
         except Exception:  # noqa: BLE001 - unparsable model text is simply not equal
             out.append(False)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _fast(s: str) -> Any:
+    return fast_parse(s)
 
 
 # Parsed once when a worker starts: ANTLR builds its prediction tables lazily, so the first parse

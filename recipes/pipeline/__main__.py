@@ -62,14 +62,18 @@ def main(argv: list[str]) -> int:
             from omegaconf import OmegaConf
 
             OmegaConf.update(cfg, "scale", scale, force_add=True)
-        pdir = Path(kv.get("dir") or Path("runs") / f"pipeline-{cfg.name}" / f"{scale or 'published'}-seed{seed}")
+        pdir = Path(
+            kv.get("dir") or Path("runs") / f"pipeline-{cfg.name}" / f"{scale or 'published'}-seed{seed}"
+        )
         if engine == "verl" and not dry:
             from recipes.launch_verl import cuda_gpus
 
             if cuda_gpus() == 0:
-                print("error: engine=verl runs need CUDA GPUs and none is visible; use dry_run=true to write every "
-                      "stage's config and launch command, or engine=local to run the pipeline on the CPU",
-                      file=sys.stderr)
+                print(
+                    "error: engine=verl runs need CUDA GPUs and none is visible; use dry_run=true to write every "
+                    "stage's config and launch command, or engine=local to run the pipeline on the CPU",
+                    file=sys.stderr,
+                )
                 return 2
         man = run_pipeline(cfg, pdir, engine, dry_run=dry, seed=seed)
     except (PipelineError, ValueError) as e:
@@ -78,9 +82,12 @@ def main(argv: list[str]) -> int:
     except RuntimeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"[pipeline] {cfg.name}: {len(man['order'])} stages {'prepared' if dry else 'done'} in {pdir} "
-          f"(manifest {pdir / 'pipeline.json'}; all stages {man['seconds_all_stages']:.0f}s, this invocation "
-          f"{man['seconds_this_invocation']:.0f}s)", file=sys.stderr)
+    print(
+        f"[pipeline] {cfg.name}: {len(man['order'])} stages {'prepared' if dry else 'done'} in {pdir} "
+        f"(manifest {pdir / 'pipeline.json'}; all stages {man['seconds_all_stages']:.0f}s, this invocation "
+        f"{man['seconds_this_invocation']:.0f}s)",
+        file=sys.stderr,
+    )
     if man.get("launch"):
         print(f"[pipeline] launch commands: {man['launch']}", file=sys.stderr)
     for name in man["order"]:

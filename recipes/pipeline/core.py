@@ -65,15 +65,19 @@ class StageContext:
     def need(self, key: str) -> Any:
         v = self.opt(key)
         if v is None:
-            raise ValueError(f"[conf/pipeline/{self.cfg.name}.yaml: stages.{self.plan.base}.{key}] is required "
-                             f"for kind={self.plan.kind} on engine={self.engine}")
+            raise ValueError(
+                f"[conf/pipeline/{self.cfg.name}.yaml: stages.{self.plan.base}.{key}] is required "
+                f"for kind={self.plan.kind} on engine={self.engine}"
+            )
         return v
 
     def input(self, key: str) -> Any:
         """The resolved output dict of the referenced stage (or base model) for ``key``."""
         if key not in self.inputs:
-            raise ValueError(f"[conf/pipeline/{self.cfg.name}.yaml: stages.{self.plan.base}.{key}] is required "
-                             f"for kind={self.plan.kind}: name an earlier stage")
+            raise ValueError(
+                f"[conf/pipeline/{self.cfg.name}.yaml: stages.{self.plan.base}.{key}] is required "
+                f"for kind={self.plan.kind}: name an earlier stage"
+            )
         return self.inputs[key]
 
 
@@ -154,8 +158,13 @@ def _input_fingerprints(inputs: dict[str, Any]) -> Any:
     return fp(inputs)
 
 
-def run_pipeline(cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool = False,
-                 seed: int = 0) -> dict[str, Any]:
+def _outputs_exist(out: dict[str, Any]) -> bool:
+    return all(Path(str(out[k])).exists() for k in ("model", "data", "report") if out.get(k))
+
+
+def run_pipeline(
+    cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool = False, seed: int = 0
+) -> dict[str, Any]:
     """Run (or, with ``dry_run``, prepare) every stage of ``cfg``; return the manifest dict.
 
     Stages already ``done`` with the same fingerprint are skipped. Raises ``RuntimeError`` naming
@@ -163,13 +172,29 @@ def run_pipeline(cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool
     """
     plans = plan(cfg, STAGES.names(), seed)
     pipeline_dir.mkdir(parents=True, exist_ok=True)
-    man = Manifest(pipeline_dir / "pipeline.json", {
-        "pipeline": str(cfg.name), "engine": engine, "dry_run": dry_run, "seed": seed,
-        "dir": str(pipeline_dir), "order": [p.name for p in plans], "argv": sys.argv,
-        "config": OmegaConf.to_container(cfg, resolve=False)})
+    man = Manifest(
+        pipeline_dir / "pipeline.json",
+        {
+            "pipeline": str(cfg.name),
+            "engine": engine,
+            "dry_run": dry_run,
+            "seed": seed,
+            "dir": str(pipeline_dir),
+            "order": [p.name for p in plans],
+            "argv": sys.argv,
+            "config": OmegaConf.to_container(cfg, resolve=False),
+        },
+    )
     for i, p in enumerate(plans):  # every stage is listed from the start, pending until it runs
-        man.stage(p.name).update({"kind": p.kind, "index": i, "run_dir": str(pipeline_dir / f"{i:02d}-{p.name}"),
-                                  "seed": p.seed, "inputs": p.refs})
+        man.stage(p.name).update(
+            {
+                "kind": p.kind,
+                "index": i,
+                "run_dir": str(pipeline_dir / f"{i:02d}-{p.name}"),
+                "seed": p.seed,
+                "inputs": p.refs,
+            }
+        )
     man.save()
     outputs: dict[str, dict[str, Any]] = {}
     t_run = time.time()
@@ -180,14 +205,19 @@ def run_pipeline(cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool
         spec_fp = _hash([p.kind, p.spec, engine, p.seed, _input_fingerprints(ctx.inputs)])
         rec = man.stage(p.name)
         done = rec.get("status") == "done" and rec.get("fingerprint") == spec_fp and not dry_run
+        if done and engine == "local" and not _outputs_exist(rec.get("outputs") or {}):
+            log(f"[pipeline] {p.name}: marked done but its outputs are gone; running it again")
+            done = False
         if done:
             log(f"[pipeline] {p.name}: done ({rec.get('seconds', 0):.0f}s), skipped")
             outputs[p.name] = rec["outputs"]
             continue
         if rec.get("status") == "done":
             log(f"[pipeline] {p.name}: its spec or inputs changed since it ran; running it again")
-        log(f"[pipeline] stage {i + 1}/{len(plans)} {p.name} (kind={p.kind}, engine={engine}"
-            f"{', dry run' if dry_run else ''}) -> {run_dir}")
+        log(
+            f"[pipeline] stage {i + 1}/{len(plans)} {p.name} (kind={p.kind}, engine={engine}"
+            f"{', dry run' if dry_run else ''}) -> {run_dir}"
+        )
         rec.update({"status": "running", "started": _now(), "fingerprint": spec_fp, "error": None})
         man.save()
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -195,22 +225,37 @@ def run_pipeline(cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool
         try:
             out = STAGES.get(p.kind)(ctx)
         except BaseException as e:
-            rec.update({"status": "failed", "seconds": round(time.time() - t0, 1),
-                        "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]})
+            rec.update(
+                {
+                    "status": "failed",
+                    "seconds": round(time.time() - t0, 1),
+                    "error": f"{type(e).__name__}: {e}",
+                    "traceback": traceback.format_exc()[-4000:],
+                }
+            )
             man.save()
             if isinstance(e, KeyboardInterrupt):
                 raise
-            raise RuntimeError(f"[pipeline] stage {p.name!r} (kind={p.kind}) failed: {type(e).__name__}: {e}\n"
-                               f"  run dir: {run_dir}; rerun the same command to retry from this stage") from e
+            raise RuntimeError(
+                f"[pipeline] stage {p.name!r} (kind={p.kind}) failed: {type(e).__name__}: {e}\n"
+                f"  run dir: {run_dir}; rerun the same command to retry from this stage"
+            ) from e
         out["fingerprint"] = spec_fp
         outputs[p.name] = out
-        rec.update({"status": "prepared" if dry_run else "done", "outputs": out, "finished": _now(),
-                    "seconds": round(time.time() - t0, 1)})
+        rec.update(
+            {
+                "status": "prepared" if dry_run else "done",
+                "outputs": out,
+                "finished": _now(),
+                "seconds": round(time.time() - t0, 1),
+            }
+        )
         man.save()
         log(f"[pipeline] {p.name}: {rec['status']} in {rec['seconds']:.0f}s")
     man.data["seconds_this_invocation"] = round(time.time() - t_run, 1)
-    man.data["seconds_all_stages"] = round(sum(s.get("seconds", 0) for n, s in man.data["stages"].items()
-                                               if n in man.data["order"]), 1)
+    man.data["seconds_all_stages"] = round(
+        sum(s.get("seconds", 0) for n, s in man.data["stages"].items() if n in man.data["order"]), 1
+    )
     if any("commands" in o for o in outputs.values()):
         _write_launch(pipeline_dir, plans, outputs)
         man.data["launch"] = str(pipeline_dir / "pipeline_launch.sh")
@@ -219,8 +264,11 @@ def run_pipeline(cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool
 
 
 def _write_launch(pipeline_dir: Path, plans: list[StagePlan], outputs: dict[str, dict[str, Any]]) -> None:
-    lines = ["#!/usr/bin/env bash", "# Every stage of this pipeline in order (written by recipes.pipeline).",
-             "set -euo pipefail"]
+    lines = [
+        "#!/usr/bin/env bash",
+        "# Every stage of this pipeline in order (written by recipes.pipeline).",
+        "set -euo pipefail",
+    ]
     for p in plans:
         cmds = outputs.get(p.name, {}).get("commands")
         if not cmds:

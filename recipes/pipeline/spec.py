@@ -49,8 +49,9 @@ def load(name: str, overrides: list[str] | None = None) -> DictConfig:
     """The pipeline ``name`` (or a ``.yaml`` path) with dotlist ``overrides`` merged (``vars.rl_steps=10``)."""
     path = Path(name) if name.endswith((".yaml", ".yml")) else CONF_DIR / f"{name}.yaml"
     if not path.is_file():
-        raise PipelineError(f"[pipeline] unknown pipeline {name!r}; available: {', '.join(available())} "
-                            f"(files in {CONF_DIR})")
+        raise PipelineError(
+            f"[pipeline] unknown pipeline {name!r}; available: {', '.join(available())} (files in {CONF_DIR})"
+        )
     cfg = OmegaConf.load(path)
     for ov in overrides or []:
         key, sep, value = ov.partition("=")
@@ -58,8 +59,10 @@ def load(name: str, overrides: list[str] | None = None) -> DictConfig:
             raise PipelineError(f"[pipeline] override {ov!r} is not key=value")
         key = key.lstrip("+")
         if OmegaConf.select(cfg, key, default="<missing>") == "<missing>" and not ov.startswith("+"):
-            raise PipelineError(f"[{key}] not a key of {path.name} (fix: check the spelling, or prefix "
-                                f"with + to add a new key)")
+            raise PipelineError(
+                f"[{key}] not a key of {path.name} (fix: check the spelling, or prefix "
+                f"with + to add a new key)"
+            )
         OmegaConf.update(cfg, key, yaml.safe_load(value) if value else value, force_add=True)
     return cfg
 
@@ -87,13 +90,15 @@ def plan(cfg: DictConfig, known_kinds: list[str], default_seed: int = 0) -> list
     out: list[StagePlan] = []
     for i, s in enumerate(stages):
         if s["kind"] not in known_kinds:
-            raise PipelineError(f"[{file}: stages[{i}].kind] unknown stage kind {s['kind']!r}; known: "
-                                f"{', '.join(known_kinds)}")
+            raise PipelineError(
+                f"[{file}: stages[{i}].kind] unknown stage kind {s['kind']!r}; known: "
+                f"{', '.join(known_kinds)}"
+            )
         if s["name"] in seen:
             raise PipelineError(f"[{file}: stages[{i}].name] {s['name']!r} is used twice")
         seeds = s.pop("seeds", None)
         instances = []
-        for seed in ([default_seed] if seeds is None else list(seeds)):
+        for seed in [default_seed] if seeds is None else list(seeds):
             name = s["name"] if seeds is None else f"{s['name']}.s{seed}"
             sp = StagePlan(name, s["kind"], dict(s), int(seed), s["name"])
             sp.spec["seeded"] = seeds is not None
@@ -104,8 +109,10 @@ def plan(cfg: DictConfig, known_kinds: list[str], default_seed: int = 0) -> list
                 if key == "models":
                     if not isinstance(val, dict):
                         raise PipelineError(f"[{file}: stages[{i}].models] must map labels to stage names")
-                    sp.refs["models"] = {lbl: _resolve(r, seen, models, seed, seeds is not None, file, i, key)
-                                         for lbl, r in val.items()}
+                    sp.refs["models"] = {
+                        lbl: _resolve(r, seen, models, seed, seeds is not None, file, i, key)
+                        for lbl, r in val.items()
+                    }
                 elif isinstance(val, str):
                     sp.refs[key] = _resolve(val, seen, models, seed, seeds is not None, file, i, key)
             instances.append(sp)
@@ -114,24 +121,38 @@ def plan(cfg: DictConfig, known_kinds: list[str], default_seed: int = 0) -> list
     return out
 
 
-def _resolve(ref: str, seen: dict[str, list[StagePlan]], models: set[str], seed: int, seeded: bool,
-             file: str, i: int, key: str) -> Any:
+def _resolve(
+    ref: str,
+    seen: dict[str, list[StagePlan]],
+    models: set[str],
+    seed: int,
+    seeded: bool,
+    file: str,
+    i: int,
+    key: str,
+) -> Any:
     if ref.startswith("base:"):
         name = ref.split(":", 1)[1]
         if name not in models:
-            raise PipelineError(f"[{file}: stages[{i}].{key}] {ref!r}: no model {name!r} under `models:` "
-                                f"(known: {', '.join(sorted(models)) or 'none'})")
+            raise PipelineError(
+                f"[{file}: stages[{i}].{key}] {ref!r}: no model {name!r} under `models:` "
+                f"(known: {', '.join(sorted(models)) or 'none'})"
+            )
         return {"base": name}
     if ref not in seen:
-        raise PipelineError(f"[{file}: stages[{i}].{key}] {ref!r} is not an earlier stage (fix: use the name of a "
-                            f"stage listed before this one, or base:<model>); earlier: {', '.join(seen) or 'none'}")
+        raise PipelineError(
+            f"[{file}: stages[{i}].{key}] {ref!r} is not an earlier stage (fix: use the name of a "
+            f"stage listed before this one, or base:<model>); earlier: {', '.join(seen) or 'none'}"
+        )
     inst = seen[ref]
     if len(inst) == 1 and not inst[0].spec["seeded"]:
         return {"stage": inst[0].name}
     if seeded:
         match = [p for p in inst if p.seed == seed]
         if not match:
-            raise PipelineError(f"[{file}: stages[{i}].{key}] {ref!r} has no instance for seed {seed} "
-                                f"(its seeds: {[p.seed for p in inst]})")
+            raise PipelineError(
+                f"[{file}: stages[{i}].{key}] {ref!r} has no instance for seed {seed} "
+                f"(its seeds: {[p.seed for p in inst]})"
+            )
         return {"stage": match[0].name}
     return {"stages": [p.name for p in inst]}

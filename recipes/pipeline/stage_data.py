@@ -59,8 +59,15 @@ def _copy_rows(n: int, seed: int) -> list[dict[str, Any]]:
     rows = []
     for i in range(n):
         w = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 8)))
-        rows.append({"messages": [{"role": "user", "content": f"copy: {w}"}, {"role": "assistant", "content": w}],
-                     "data_source": "general/copy", "ground_truth": w, "prompt_index": i, "sample_index": 0})
+        rows.append(
+            {
+                "messages": [{"role": "user", "content": f"copy: {w}"}, {"role": "assistant", "content": w}],
+                "data_source": "general/copy",
+                "ground_truth": w,
+                "prompt_index": i,
+                "sample_index": 0,
+            }
+        )
     return rows
 
 
@@ -68,23 +75,33 @@ def _copy_rows(n: int, seed: int) -> list[dict[str, Any]]:
 def task_stage(ctx: StageContext) -> dict[str, Any]:
     """RL prompt files: generated locally, or the veRL dataset's files + its ``make data`` command."""
     if ctx.engine == "verl":
-        from recipes.compose import CONF_DIR
-
         from omegaconf import OmegaConf
+
+        from recipes.compose import CONF_DIR
 
         name = str(ctx.need("dataset"))
         ds = OmegaConf.load(CONF_DIR / "dataset" / f"{name}.yaml")
         train, test = str(ds.data.train_files), str(ds.data.val_files)
         cmd = [sys.executable, "-m", "data_pipelines.make_data", f"data={name}", f"out={Path(train).parent}"]
-        return {"train": train, "test": test, "dev": test, "data": train, "dataset": name,
-                "commands": [shlex.join(cmd)]}
+        return {
+            "train": train,
+            "test": test,
+            "dev": test,
+            "data": train,
+            "dataset": name,
+            "commands": [shlex.join(cmd)],
+        }
     from data_pipelines.io import write_rows
     from data_pipelines.tasks import TASKS
 
     name = str(ctx.need("name"))
     params = dict(ctx.opt("params") or {})
     out = {}
-    sizes = {"train": int(ctx.need("train_n")), "test": int(ctx.need("val_n")), "dev": int(ctx.opt("dev_n", 256))}
+    sizes = {
+        "train": int(ctx.need("train_n")),
+        "test": int(ctx.need("val_n")),
+        "dev": int(ctx.opt("dev_n", 256)),
+    }
     for split, n in sizes.items():
         path = ctx.run_dir / f"{split}.parquet"
         if not ctx.dry_run:
@@ -99,21 +116,34 @@ def traces_stage(ctx: StageContext) -> dict[str, Any]:
     if ctx.engine == "verl":
         path = str(ctx.need("data_file"))
         if not ctx.dry_run and not Path(path).expanduser().is_file():
-            raise FileNotFoundError(f"[stages.{ctx.plan.base}.verl.data_file] {path} does not exist (fix: provide "
-                                    "a parquet of readable long-CoT samples with a `messages` column)")
+            raise FileNotFoundError(
+                f"[stages.{ctx.plan.base}.verl.data_file] {path} does not exist (fix: provide "
+                "a parquet of readable long-CoT samples with a `messages` column)"
+            )
         return {"data": path, "commands": []}
     from data_pipelines.io import read_rows
     from data_pipelines.rejection import write_sft
 
     render = TRACES.get(str(ctx.need("renderer")))
     rows = read_rows(ctx.input("data")["train"])[: int(ctx.need("n"))]
-    recs = [{"messages": [*r["prompt"], {"role": "assistant", "content": render(r["extra_info"])}],
-             "data_source": r["data_source"], "ground_truth": str(r["reward_model"]["ground_truth"]),
-             "prompt_index": i, "sample_index": 0} for i, r in enumerate(rows)]
+    recs = [
+        {
+            "messages": [*r["prompt"], {"role": "assistant", "content": render(r["extra_info"])}],
+            "data_source": r["data_source"],
+            "ground_truth": str(r["reward_model"]["ground_truth"]),
+            "prompt_index": i,
+            "sample_index": 0,
+        }
+        for i, r in enumerate(rows)
+    ]
     path = ctx.run_dir / "sft.parquet"
     if not ctx.dry_run:
         write_sft(recs, path)
-    return {"data": str(path), "rows": len(recs), "example": recs[0]["messages"][-1]["content"] if recs else None}
+    return {
+        "data": str(path),
+        "rows": len(recs),
+        "example": recs[0]["messages"][-1]["content"] if recs else None,
+    }
 
 
 @STAGES.register("rejection")
@@ -128,9 +158,20 @@ def rejection_stage(ctx: StageContext) -> dict[str, Any]:
     n, per = int(ctx.need("n")), int(ctx.opt("max_per_prompt", 1))
     out = ctx.run_dir
     if ctx.engine == "verl":
-        cmd = [sys.executable, "-m", "data_pipelines.filter", f"data={data['train']}", f"model={model}", f"n={n}",
-               "band=[0.0,1.0]", "backend=vllm", f"sft.max_per_prompt={per}", f"seed={ctx.plan.seed}", f"out={out}",
-               f"sampling.max_new_tokens={int(ctx.need('max_new_tokens'))}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "data_pipelines.filter",
+            f"data={data['train']}",
+            f"model={model}",
+            f"n={n}",
+            "band=[0.0,1.0]",
+            "backend=vllm",
+            f"sft.max_per_prompt={per}",
+            f"seed={ctx.plan.seed}",
+            f"out={out}",
+            f"sampling.max_new_tokens={int(ctx.need('max_new_tokens'))}",
+        ]
         return {"data": str(out / "sft.parquet"), "commands": [shlex.join(cmd)]}
     from data_pipelines import filter as dfilter
     from data_pipelines.io import read_rows, write_rows
@@ -142,23 +183,47 @@ def rejection_stage(ctx: StageContext) -> dict[str, Any]:
     cfg = OmegaConf.load(REPO / "conf" / "datagen" / "filter.yaml")
     cfg.pop("defaults", None)
     cfg.pop("hydra", None)
-    cfg.merge_with({"data": str(prompts), "model": str(model), "n": n, "band": [0.0, 1.0], "out": str(out),
-                    "seed": ctx.plan.seed, "backend": "hf", "progress": False,
-                    "sft": {"enabled": True, "max_per_prompt": per},
-                    "sampling": {"max_new_tokens": int(ctx.need("max_new_tokens")), "batch_prompts": 64}})
+    cfg.merge_with(
+        {
+            "data": str(prompts),
+            "model": str(model),
+            "n": n,
+            "band": [0.0, 1.0],
+            "out": str(out),
+            "seed": ctx.plan.seed,
+            "backend": "hf",
+            "progress": False,
+            "sft": {"enabled": True, "max_per_prompt": per},
+            "sampling": {"max_new_tokens": int(ctx.need("max_new_tokens")), "batch_prompts": 64},
+        }
+    )
     summary = dfilter.run(cfg)
     kept = summary["files"]["sft"]["rows"]
     if kept == 0:
-        raise ValueError(f"[stages.{ctx.plan.base}] rejection sampling kept no sample of {summary['samples']} "
-                         f"(mean pass rate {summary['pass_rate']['mean']:.3f}): the model at {model} solves nothing")
-    log(f"[rejection] kept {kept} SFT rows from {summary['samples']} samples (pass rate "
-        f"{summary['pass_rate']['mean']:.3f})")
-    return {"data": str(out / "sft.parquet"), "rows": kept, "sample_pass_rate": summary["pass_rate"]["mean"],
-            "rejected": summary["sft"], "seconds_sampling": round(summary["timings"]["generate_s"], 1)}
+        raise ValueError(
+            f"[stages.{ctx.plan.base}] rejection sampling kept no sample of {summary['samples']} "
+            f"(mean pass rate {summary['pass_rate']['mean']:.3f}): the model at {model} solves nothing"
+        )
+    log(
+        f"[rejection] kept {kept} SFT rows from {summary['samples']} samples (pass rate "
+        f"{summary['pass_rate']['mean']:.3f})"
+    )
+    return {
+        "data": str(out / "sft.parquet"),
+        "rows": kept,
+        "sample_pass_rate": summary["pass_rate"]["mean"],
+        "rejected": summary["sft"],
+        "seconds_sampling": round(summary["timings"]["generate_s"], 1),
+    }
 
 
-def mix(reasoning: str | Path, general: list[dict[str, Any]] | str | Path, ratio: float, out: str | Path,
-        seed: int) -> dict[str, Any]:
+def mix(
+    reasoning: str | Path,
+    general: list[dict[str, Any]] | str | Path,
+    ratio: float,
+    out: str | Path,
+    seed: int,
+) -> dict[str, Any]:
     """Write reasoning rows + non-reasoning rows (``ratio`` of the total), shuffled with ``seed``."""
     from data_pipelines.io import read_rows
     from data_pipelines.rejection import write_sft
@@ -184,8 +249,17 @@ def mix_stage(ctx: StageContext) -> dict[str, Any]:
     ratio, path = float(ctx.need("ratio")), ctx.run_dir / "sft.parquet"
     reasoning = ctx.input("data")["data"]
     if ctx.engine == "verl":
-        cmd = [sys.executable, "-m", "recipes.pipeline", "mix", f"reasoning={reasoning}",
-               f"general={ctx.need('general_data')}", f"ratio={ratio}", f"out={path}", f"seed={ctx.plan.seed}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "recipes.pipeline",
+            "mix",
+            f"reasoning={reasoning}",
+            f"general={ctx.need('general_data')}",
+            f"ratio={ratio}",
+            f"out={path}",
+            f"seed={ctx.plan.seed}",
+        ]
         return {"data": str(path), "commands": [shlex.join(cmd)]}
     if ctx.dry_run:
         return {"data": str(path)}

@@ -43,8 +43,14 @@ def summarize(per_model: dict[str, list[dict[str, Any]]], compare: list[list[str
     for label, rows in per_model.items():
         accs = [r["acc"] for r in rows]
         lo, hi = t_ci(accs) if len(accs) >= 2 else (rows[0]["lo"], rows[0]["hi"])
-        labels[label] = {"mean": float(np.mean(accs)), "lo": lo, "hi": hi, "seeds": len(accs), "per_seed": accs,
-                         "ci": "t over seeds" if len(accs) >= 2 else "bootstrap over problems"}
+        labels[label] = {
+            "mean": float(np.mean(accs)),
+            "lo": lo,
+            "hi": hi,
+            "seeds": len(accs),
+            "per_seed": accs,
+            "ci": "t over seeds" if len(accs) >= 2 else "bootstrap over problems",
+        }
     diffs = []
     for a, b in compare:
         if a in per_model and b in per_model:
@@ -57,16 +63,24 @@ def _fmt_ci(m: float, lo: float, hi: float) -> str:
     return f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def write_report(run_dir: Path, title: str, res: dict[str, Any], notes: list[str], timings: dict[str, Any]) -> None:
+def write_report(
+    run_dir: Path, title: str, res: dict[str, Any], notes: list[str], timings: dict[str, Any]
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     lab = res["labels"]
-    lines = [f"# {title}", "", f"Held-out accuracy (T=1 sampled, {res['problems']} problems x n={res['n']}; "
-             "95% CI: Student-t over seeds when a row has >= 2 seeds, else bootstrap over problems).", "",
-             "| model | accuracy (95% CI) | seeds | per seed |", "|---|---|---|---|"]
+    lines = [
+        f"# {title}",
+        "",
+        f"Held-out accuracy (T=1 sampled, {res['problems']} problems x n={res['n']}; "
+        "95% CI: Student-t over seeds when a row has >= 2 seeds, else bootstrap over problems).",
+        "",
+        "| model | accuracy (95% CI) | seeds | per seed |",
+        "|---|---|---|---|",
+    ]
     for name, v in lab.items():
         per = ", ".join(f"{x:.3f}" for x in v["per_seed"])
         lines.append(f"| {name} | {_fmt_ci(v['mean'], v['lo'], v['hi'])} | {v['seeds']} | {per} |")
@@ -102,9 +116,23 @@ def eval_stage(ctx: StageContext) -> dict[str, Any]:
     test = ctx.input("eval_data")["test"]
     n, problems = int(ctx.opt("n", 1)), int(ctx.need("problems"))
     if ctx.engine == "verl":
-        cmds = [shlex.join([sys.executable, "-m", "analysis.evaluate", f"model={path}", f"data={test}", f"n={n}",
-                            "k=[1]", f"limit={problems}", f"out={ctx.run_dir / inst}"])
-                for items in models.values() for inst, path in items]
+        cmds = [
+            shlex.join(
+                [
+                    sys.executable,
+                    "-m",
+                    "analysis.evaluate",
+                    f"model={path}",
+                    f"data={test}",
+                    f"n={n}",
+                    "k=[1]",
+                    f"limit={problems}",
+                    f"out={ctx.run_dir / inst}",
+                ]
+            )
+            for items in models.values()
+            for inst, path in items
+        ]
         return {"commands": cmds}
     if ctx.dry_run:
         return {"report": str(ctx.run_dir / "report.md")}
@@ -125,16 +153,35 @@ def eval_stage(ctx: StageContext) -> dict[str, Any]:
             rates = pass_rates(model, tok, prompts, compute_score, max_new, seed=10_007 + ctx.plan.seed, n=n)
             lo, hi = bootstrap_ci(rates)
             acc = float(np.mean(rates))
-            per_model.setdefault(label, []).append({"instance": inst, "model": path, "acc": acc, "lo": lo, "hi": hi})
+            per_model.setdefault(label, []).append(
+                {"instance": inst, "model": path, "acc": acc, "lo": lo, "hi": hi}
+            )
             log(f"[eval] {label} ({inst}): {acc:.3f} [{lo:.3f}, {hi:.3f}]")
-    res = {**summarize(per_model, [list(x) for x in (ctx.opt("compare") or [])]), "per_model": per_model,
-           "problems": len(prompts), "n": n}
+    res = {
+        **summarize(per_model, [list(x) for x in (ctx.opt("compare") or [])]),
+        "per_model": per_model,
+        "problems": len(prompts),
+        "n": n,
+    }
     man = json.loads((ctx.pipeline_dir / "pipeline.json").read_text())
-    timings = {k: {"status": v.get("status"), "seconds": v.get("seconds")} for k, v in man["stages"].items()
-               if k in man["order"] and k != ctx.plan.name}
+    timings = {
+        k: {"status": v.get("status"), "seconds": v.get("seconds")}
+        for k, v in man["stages"].items()
+        if k in man["order"] and k != ctx.plan.name
+    }
     res["stage_seconds"] = timings
     (ctx.run_dir / "eval.json").write_text(json.dumps(res, indent=2) + "\n")
-    write_report(ctx.run_dir, str(ctx.opt("title", f"pipeline {ctx.cfg.name}")), res,
-                 [str(x) for x in (ctx.opt("notes") or [])], timings)
-    return {"report": str(ctx.run_dir / "report.md"), "png": str(ctx.run_dir / "report.png"),
-            "accuracy": {k: {kk: v[kk] for kk in ("mean", "lo", "hi", "seeds")} for k, v in res["labels"].items()}}
+    write_report(
+        ctx.run_dir,
+        str(ctx.opt("title", f"pipeline {ctx.cfg.name}")),
+        res,
+        [str(x) for x in (ctx.opt("notes") or [])],
+        timings,
+    )
+    return {
+        "report": str(ctx.run_dir / "report.md"),
+        "png": str(ctx.run_dir / "report.png"),
+        "accuracy": {
+            k: {kk: v[kk] for kk in ("mean", "lo", "hi", "seeds")} for k, v in res["labels"].items()
+        },
+    }

@@ -29,8 +29,10 @@ from recipes.pipeline.core import STAGES, StageContext, log
 def _merge_cmd(ckpt: Path, sub: str, target: Path) -> str:
     step = f"$(cat {shlex.quote(str(ckpt / 'latest_checkpointed_iteration.txt'))})"
     local = f"{shlex.quote(str(ckpt))}/global_step_{step}{sub}"
-    return (f"{shlex.quote(sys.executable)} -m verl.model_merger merge --backend fsdp --local_dir {local} "
-            f"--target_dir {shlex.quote(str(target))}")
+    return (
+        f"{shlex.quote(sys.executable)} -m verl.model_merger merge --backend fsdp --local_dir {local} "
+        f"--target_dir {shlex.quote(str(target))}"
+    )
 
 
 def _reward_fn() -> Any:
@@ -62,13 +64,21 @@ def rl_stage(ctx: StageContext) -> dict[str, Any]:
     from recipes.run import run
 
     model = ctx.input("model")["model"]
-    ov = [f"recipe={ctx.need('recipe')}", f"engine={ctx.engine}", f"run_dir={ctx.run_dir}",
-          f"rlvr.seed={ctx.plan.seed}", f"actor_rollout_ref.model.path={model}"]
+    ov = [
+        f"recipe={ctx.need('recipe')}",
+        f"engine={ctx.engine}",
+        f"run_dir={ctx.run_dir}",
+        f"rlvr.seed={ctx.plan.seed}",
+        f"actor_rollout_ref.model.path={model}",
+    ]
     scale = ctx.opt("scale", ctx.cfg.get("scale", "laptop" if ctx.engine == "local" else None))
     if scale:
         ov.append(f"scale={scale}")
     if "data" in ctx.inputs:
-        ov += [f"data.train_files={ctx.input('data')['train']}", f"data.val_files={ctx.input('data')['test']}"]
+        ov += [
+            f"data.train_files={ctx.input('data')['train']}",
+            f"data.val_files={ctx.input('data')['test']}",
+        ]
     ov += [str(o) for o in (ctx.spec.get("overrides") or [])]
     eng = ctx.spec.get(ctx.engine) or {}
     ov += [str(o) for o in (eng.get("overrides") or [])]
@@ -83,7 +93,10 @@ def rl_stage(ctx: StageContext) -> dict[str, Any]:
         stdout.unlink(missing_ok=True)
     if code != 0:
         raise RuntimeError(f"recipes.run exited with {code} for overrides {ov} (the error is printed above)")
-    out: dict[str, Any] = {"model": str(hf), "run": json.loads((ctx.run_dir / "run.json").read_text())["overrides"]}
+    out: dict[str, Any] = {
+        "model": str(hf),
+        "run": json.loads((ctx.run_dir / "run.json").read_text())["overrides"],
+    }
     if ctx.engine == "verl":
         ckpt = Path(str(OmegaConf.load(ctx.run_dir / "config.yaml").trainer.default_local_dir))
         merge = _merge_cmd(ckpt, "/actor", hf)
@@ -134,10 +147,14 @@ def validate_verl_sft(cfg: DictConfig) -> list[str]:
     d, t = cfg.data, cfg.trainer
     world = int(t.n_gpus_per_node) * int(t.nnodes)
     if world < 1:
-        errs.append(f"[trainer.n_gpus_per_node] {t.n_gpus_per_node} x nnodes {t.nnodes} < 1; fix: the GPUs per node")
+        errs.append(
+            f"[trainer.n_gpus_per_node] {t.n_gpus_per_node} x nnodes {t.nnodes} < 1; fix: the GPUs per node"
+        )
     elif int(d.train_batch_size) % world:
-        errs.append(f"[data.train_batch_size] {d.train_batch_size} is not divisible by the {world} GPUs; "
-                    "fix: a multiple of n_gpus_per_node * nnodes")
+        errs.append(
+            f"[data.train_batch_size] {d.train_batch_size} is not divisible by the {world} GPUs; "
+            "fix: a multiple of n_gpus_per_node * nnodes"
+        )
     if str(d.messages_key) != "messages":
         errs.append(f"[data.messages_key] {d.messages_key!r}: the pipeline's SFT files use 'messages'")
     if int(t.total_epochs) < 1 and not t.total_training_steps:
@@ -154,21 +171,33 @@ def sft_stage(ctx: StageContext) -> dict[str, Any]:
     hf = ctx.run_dir / "hf_model"
     if ctx.engine == "verl":
         ckpt = ctx.run_dir / "checkpoints"
-        ov = [f"model.path={init}", f"data.train_files={data}", "data.val_files=null", "data.messages_key=messages",
-              f"trainer.default_local_dir={ckpt}", "trainer.project_name=rlvr-pipeline",
-              f"trainer.experiment_name={ctx.cfg.name}-{ctx.plan.name}", "trainer.logger=[console]",
-              f"trainer.seed={ctx.plan.seed}", *[str(o) for o in (ctx.opt("overrides") or [])]]
+        ov = [
+            f"model.path={init}",
+            f"data.train_files={data}",
+            "data.val_files=null",
+            "data.messages_key=messages",
+            f"trainer.default_local_dir={ckpt}",
+            "trainer.project_name=rlvr-pipeline",
+            f"trainer.experiment_name={ctx.cfg.name}-{ctx.plan.name}",
+            "trainer.logger=[console]",
+            f"trainer.seed={ctx.plan.seed}",
+            *[str(o) for o in (ctx.opt("overrides") or [])],
+        ]
         cfg = compose_verl_sft(ov)
         errs = validate_verl_sft(cfg)
         if errs:
             raise ValueError("invalid veRL SFT config (stage " + ctx.plan.name + "):\n  " + "\n  ".join(errs))
         OmegaConf.save(cfg, ctx.run_dir / "sft_config.yaml")
         n = int(cfg.trainer.n_gpus_per_node)
-        train = (f"torchrun --standalone --nnodes={int(cfg.trainer.nnodes)} --nproc_per_node={n} -m "
-                 f"verl.trainer.sft_trainer --config-path={shlex.quote(str(ctx.run_dir.resolve()))} "
-                 "--config-name=sft_config")
+        train = (
+            f"torchrun --standalone --nnodes={int(cfg.trainer.nnodes)} --nproc_per_node={n} -m "
+            f"verl.trainer.sft_trainer --config-path={shlex.quote(str(ctx.run_dir.resolve()))} "
+            "--config-name=sft_config"
+        )
         cmds = [train, _merge_cmd(ckpt, "", hf)]
-        (ctx.run_dir / "launch.sh").write_text("#!/usr/bin/env bash\nset -euo pipefail\n" + "\n".join(cmds) + "\n")
+        (ctx.run_dir / "launch.sh").write_text(
+            "#!/usr/bin/env bash\nset -euo pipefail\n" + "\n".join(cmds) + "\n"
+        )
         if not ctx.dry_run:
             import subprocess
 
@@ -182,10 +211,22 @@ def sft_stage(ctx: StageContext) -> dict[str, Any]:
         return {"model": str(hf)}
     import inspect
 
-    known = set(inspect.signature(sft).parameters) - {"init", "data", "out", "eval_file", "reward_fn", "seed", "log"}
+    known = set(inspect.signature(sft).parameters) - {
+        "init",
+        "data",
+        "out",
+        "eval_file",
+        "reward_fn",
+        "seed",
+        "log",
+    }
     bad = sorted(set(params) - known)
     if bad:
-        raise ValueError(f"[conf/pipeline/{ctx.cfg.name}.yaml: stages.{ctx.plan.base}.local.params] unknown keys "
-                         f"{bad}; known: {sorted(known)}")
-    info = sft(init, data, hf, eval_file=eval_file, reward_fn=_reward_fn(), seed=ctx.plan.seed, log=log, **params)
+        raise ValueError(
+            f"[conf/pipeline/{ctx.cfg.name}.yaml: stages.{ctx.plan.base}.local.params] unknown keys "
+            f"{bad}; known: {sorted(known)}"
+        )
+    info = sft(
+        init, data, hf, eval_file=eval_file, reward_fn=_reward_fn(), seed=ctx.plan.seed, log=log, **params
+    )
     return {"model": str(hf), "sft": {k: v for k, v in info.items() if k != "history"}}

@@ -3,7 +3,8 @@ r"""Math word problems with a closed-form final answer: ``math`` (MATH, DAPO-Mat
 What it does: extracts exactly one final answer (``rewards.extract``: ``<answer>`` tag, last
 ``\boxed{}`` with every box agreeing, a final ``Answer:`` line, or GSM8K's ``#### X`` line) and
 compares it with the gold (``rewards.equiv``). Gold may be stored as MATH does (a whole solution
-with ``\boxed{}``), as GSM8K does (``... #### 72``) or as a bare answer (DAPO-Math-17k, AIME).
+with ``\boxed{}``), as GSM8K does (``... #### 72``) or as a bare answer (DAPO-Math-17k, AIME); a
+list of golds credits an answer equivalent to any of them.
 
 What it does not do: partial credit, or read answers from the reasoning of a ``<think>`` block.
 """
@@ -39,7 +40,10 @@ def gold_answer(ground_truth: Any) -> str:
 
 
 def _verify(solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k: bool) -> dict[str, Any]:
-    pool().ensure_started()  # once per process: the worker's start-up is not part of any call's limit
+    try:
+        pool().ensure_started()  # once per process: the worker's start-up is not part of any call's limit
+    except RuntimeError:
+        pass  # no worker (e.g. spawning forbidden): plain numbers still work, symbolic answers score 0
     t0 = time.monotonic()
 
     def agree(a: str, b: str) -> bool:  # several spellings of one final answer
@@ -48,11 +52,19 @@ def _verify(solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k:
     ex = extract_final(solution_str, allow_gsm8k=allow_gsm8k, agree=agree)
     if ex.pred is None:
         return result(False, None, ex.reason)
-    gold = gold_answer(ground_truth)
-    if not gold:
+    golds = [gold_answer(g) for g in _as_list(ground_truth)]
+    golds = [g for g in golds if g]
+    if not golds:
         return result(False, clean(ex.pred), "empty gold answer")
-    acc = equivalent(ex.pred, gold, max(1e-3, timeout_s - (time.monotonic() - t0)))
+    acc = any(equivalent(ex.pred, g, max(1e-3, timeout_s - (time.monotonic() - t0))) for g in golds)
     return result(acc, clean(ex.pred), "timeout" if timed_out() else "wrong answer")
+
+
+def _as_list(ground_truth: Any) -> list[Any]:
+    """Several accepted golds may come as a list (or a numpy array from parquet)."""
+    if hasattr(ground_truth, "tolist") and not isinstance(ground_truth, str):
+        ground_truth = ground_truth.tolist()
+    return list(ground_truth) if isinstance(ground_truth, (list, tuple)) else [ground_truth]
 
 
 @register(

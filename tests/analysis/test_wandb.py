@@ -17,7 +17,7 @@ def test_run_settings_group_and_tags(sweep_dir: Path) -> None:
     runs = find_runs(sweep_dir)
     axes, _ = group_runs(runs)
     s = run_settings(runs[0], axes)
-    assert s["group"] == "multirun" and s["project"] == "rlvr-grpo"
+    assert s["group"] == "multirun" and s["project"] == "rlvr-recipes"
     assert s["tags"] == ["grpo", "scale=laptop", "kl=none"]
     assert s["config"]["axes"] == {"kl": "none"} and s["config"]["rlvr"]["seed"] == 0
 

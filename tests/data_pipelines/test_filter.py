@@ -3,6 +3,7 @@ and resume after SIGKILL (compared with an uninterrupted run)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -180,6 +181,10 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
     assert 3 <= done_before < 20
     res = subprocess.run(_cli(data, tiny_model, killed_out), cwd=REPO, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-2000:]
+    resumed = json.loads((killed_out / "summary.json").read_text())
+    # the rerun sampled exactly the chunks the killed run had not finished (same cache key)
+    assert resumed["timings"]["chunks_sampled"] == 20 - done_before
+    assert resumed["timings"]["chunks_reused"] == done_before
     clean = run(
         cfg_for(
             data=str(data),
@@ -196,8 +201,7 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
         assert a.exists() == b.exists(), name
         if a.exists():
             assert pq.read_table(a).equals(pq.read_table(b)), name
-    key = clean["cache_key"]
-    samples = [pq.read_table(p) for p in sorted((killed_out / "cache" / key).glob("samples-*.parquet"))]
-    reference = [pq.read_table(p) for p in sorted((tmp_path / "clean/cache" / key).glob("samples-*.parquet"))]
+    samples = [pq.read_table(p) for p in sorted(Path(resumed["cache_dir"]).glob("samples-*.parquet"))]
+    reference = [pq.read_table(p) for p in sorted(Path(clean["cache_dir"]).glob("samples-*.parquet"))]
     assert len(samples) == len(reference) == 20
     assert all(x.equals(y) for x, y in zip(samples, reference, strict=True))  # no prompt lost or duplicated

@@ -74,7 +74,16 @@ def test_cli_help_and_run(tmp_path):
     )
     assert out.returncode == 0 and "data=<name>" in out.stdout and "max_answer_share" in out.stdout
     res = subprocess.run(
-        [py, "-m", "data_pipelines.make_data", "data=countdown", "n=30", "seed=1", f"out={tmp_path}"],
+        [
+            py,
+            "-m",
+            "data_pipelines.make_data",
+            "data=countdown",
+            "n=30",
+            "seed=1",
+            f"out={tmp_path}",
+            "validate.enabled=false",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

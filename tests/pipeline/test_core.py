@@ -60,12 +60,15 @@ def test_seeds_expand_and_refs_follow_the_seed() -> None:
     assert dict(names)["d"] == {"models": {"all": {"stages": ["c.s0", "c.s1"]}}}
 
 
-@pytest.mark.parametrize("bad,needle", [
-    ({"name": "x", "kind": "nope"}, "unknown stage kind 'nope'"),
-    ({"name": "x", "kind": "test_write", "data": "later"}, "'later' is not an earlier stage"),
-    ({"name": "a", "kind": "test_write"}, "'a' is used twice"),
-    ({"name": "x", "kind": "test_write", "data": "base:big"}, "no model 'big' under `models:`"),
-])
+@pytest.mark.parametrize(
+    "bad,needle",
+    [
+        ({"name": "x", "kind": "nope"}, "unknown stage kind 'nope'"),
+        ({"name": "x", "kind": "test_write", "data": "later"}, "'later' is not an earlier stage"),
+        ({"name": "a", "kind": "test_write"}, "'a' is used twice"),
+        ({"name": "x", "kind": "test_write", "data": "base:big"}, "no model 'big' under `models:`"),
+    ],
+)
 def test_bad_pipelines_name_the_key(bad, needle) -> None:
     cfg = pipe()
     cfg.stages.append(bad)
@@ -120,3 +123,23 @@ def test_a_changed_stage_reruns_with_everything_downstream(tmp_path) -> None:
 def test_dry_run_prepares_without_marking_done(tmp_path) -> None:
     man = run_pipeline(pipe(), tmp_path, "verl", dry_run=True)
     assert {r["status"] for r in man["stages"].values()} == {"prepared"}
+
+
+def test_a_done_stage_whose_output_vanished_runs_again(tmp_path) -> None:
+    man = run_pipeline(pipe(), tmp_path, "local")
+    Path(man["stages"]["c.s1"]["outputs"]["data"]).unlink()
+    CALLS.clear()
+    run_pipeline(pipe(), tmp_path, "local")
+    assert CALLS == ["c.s1"]
+
+
+def test_a_killed_stage_left_running_is_rerun(tmp_path) -> None:
+    run_pipeline(pipe(), tmp_path, "local")
+    f = tmp_path / "pipeline.json"
+    man = json.loads(f.read_text())
+    for name in ("c.s1", "d"):  # as a SIGKILL during c.s1 leaves it: running, later stages pending
+        man["stages"][name]["status"] = "running" if name == "c.s1" else "pending"
+    f.write_text(json.dumps(man))
+    CALLS.clear()
+    run_pipeline(pipe(), tmp_path, "local")
+    assert CALLS == ["c.s1", "d"]

@@ -18,8 +18,14 @@ def test_r1_reasoning_is_r1_zero_plus_language_consistency(r1r) -> None:
     zero = compose(["recipe=r1_zero"])
     kw = r1r.reward.custom_reward_function.reward_kwargs
     assert kw.lang_weight == 0.5 and kw.target_lang == "en"
-    for key in ("actor_rollout_ref.rollout.n", "data.train_batch_size", "actor_rollout_ref.actor.optim.lr",
-                "actor_rollout_ref.actor.kl_loss_coef", "rlvr.ref_reset_steps", "data.max_response_length"):
+    for key in (
+        "actor_rollout_ref.rollout.n",
+        "data.train_batch_size",
+        "actor_rollout_ref.actor.optim.lr",
+        "actor_rollout_ref.actor.kl_loss_coef",
+        "rlvr.ref_reset_steps",
+        "data.max_response_length",
+    ):
         assert OmegaConf.select(r1r, key) == OmegaConf.select(zero, key), key
 
 

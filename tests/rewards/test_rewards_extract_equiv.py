@@ -85,3 +85,58 @@ def test_extracted(text: str, pred: str) -> None:
 )
 def test_equivalence(pred: str, gold: str, same: bool) -> None:
     assert equivalent(pred, gold) is same
+
+
+CORPUS = [
+    r"2\sqrt{3}",
+    r"\frac{\sqrt{3}}{2}",
+    r"\frac{1}{\sqrt{2}}",
+    r"-\frac{1}{2}",
+    r"\frac13\pi",
+    r"\pi/3",
+    r"\pi \cdot 6",
+    "4^{5}",
+    r"1.5\times 10^3",
+    "10^{-3}",
+    "(x^{2})^{3}",
+    r"x^{3}\cdot x^{3}",
+    "1 + 2x + x^2",
+    r"\frac{1+x}{x-1}",
+    r"\sin 2x",
+    r"\sin(2x)",
+    r"2\sin x \cos x",
+    "(a-b)(a+b)",
+    r"\frac{1}{2}n(n+1)",
+    "3+4i",
+    "e^2",
+    r"\exp(2)",
+    "2e",
+    r"\sec^2(y)",
+    r"\tan^2(y)+1",
+    r"\frac{x}{7}+\frac{2}{7}",
+    r"\sqrt[3]{8}",
+    "5!",
+    r"\frac94\pi",
+    r"\sqrt 2+\sqrt 5",
+    r"\frac{\pi r}{h+r}",
+    r"\ln 2",
+    r"\log(x)",
+    r"\sin^2 x + \cos^2 x",
+    r"2^{1/2}",
+    r"\sqrt{\frac{2}{3}}",
+    r"\theta^2",
+]
+
+
+@pytest.mark.parametrize("latex", CORPUS)
+def test_fast_parser_agrees_with_latex2sympy(latex: str) -> None:
+    """Differential test: the fast parser builds the same value as latex2sympy (the fallback)."""
+    import sympy
+
+    from rewards.fastlatex import fast_parse
+    from rewards.symbolic import parse
+
+    fast, slow = fast_parse(latex), parse(latex)
+    assert fast is not None
+    names = {s: sympy.Symbol(s.name) for s in fast.free_symbols | slow.free_symbols}
+    assert sympy.simplify(fast.subs(names) - slow.subs(names)) == 0

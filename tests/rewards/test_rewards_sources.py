@@ -173,3 +173,9 @@ def test_gsm8k_and_gold_forms() -> None:
     assert rewards.compute_score("openai/gsm8k", "48+24=72\n#### 72", "Natalia sold...\n#### 72")["acc"]
     assert rewards.compute_score("math", r"\boxed{\frac{1}{2}}", r"Thus $\boxed{\dfrac12}$.")["acc"]
     assert rewards.compute_score("aime2024", "Answer: 33", "033")["acc"]
+    import numpy as np
+
+    assert rewards.compute_score("math", r"\boxed{\frac{1}{2}}", np.array(["0.5", "1/2"], dtype=object))[
+        "acc"
+    ]
+    assert not rewards.compute_score("math", r"\boxed{3}", ["1", "2"])["acc"]
