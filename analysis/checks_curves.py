@@ -4,7 +4,7 @@ Heuristics (windows are the first / last 10% of logged steps):
 - entropy collapse: last < 20% of first; no movement: |last - first| < 5% of first.
 - "length rising, accuracy flat": mean length up > 20% while accuracy moves < 0.02 (absolute).
 - suspicious reward rise: the smoothed reward climbs > 0.5 within 5% of the run (rewards ~[0, 1]).
-- reward-hacking flags on a response: several answers (>1 ``<answer>`` tag or ``\\boxed``),
+- reward-hacking audit: the top-scored response of each prompt group (latest first), and flags: several answers (>1 ``<answer>`` tag or ``\\boxed``),
   empty reasoning (< 3 characters before the answer).
 They point at what to read; they are not proofs. See ``analysis.checks`` for the registry.
 """
@@ -248,9 +248,13 @@ def reward_hacking(ctx: Context) -> Section:
     parts = []
     if rows:
         scored = [r for r in rows if isinstance(r.get("score"), (int, float))]
-        top = sorted(scored, key=lambda r: (-float(r["score"]), -int(r.get("step", 0))))[
-            : int(ctx.cfg.top_samples)
-        ]
+        ranked = sorted(scored, key=lambda r: (-float(r["score"]), -int(r.get("step", 0))))
+        top: list[dict[str, Any]] = []
+        seen: set[tuple[Any, str]] = set()
+        for r in ranked:  # one per prompt group, so the table is not one prompt repeated
+            if (r.get("step"), group_key(r)) not in seen and len(top) < int(ctx.cfg.top_samples):
+                seen.add((r.get("step"), group_key(r)))
+                top.append(r)
         good = [r for r in scored if is_correct(r)]
         flagged = {
             f: sum(f in hack_flags(str(r.get("output", ""))) for r in good)

@@ -48,9 +48,11 @@ def compose_recipe(recipe: str, overrides: Sequence[str] = ()) -> tuple[DictConf
     full = [f"recipe={recipe}", *overrides]
     for group in ("recipe", "scale"):
         check_choice(full, group)  # "unknown recipe 'x'; available: ..." before Hydra's long error
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+    if GlobalHydra.instance().is_initialized():  # inside someone's Hydra context: reuse it
         cfg = compose("config", overrides=full, return_hydra_config=True)
+    else:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+            cfg = compose("config", overrides=full, return_hydra_config=True)
     choices = {str(k): str(v) for k, v in cfg.hydra.runtime.choices.items()}
     with open_dict(cfg):
         del cfg["hydra"]
@@ -134,7 +136,7 @@ def format_estimate(e: dict[str, Any]) -> str:
         f"{e['response_tokens']:,.0f} tokens ({e['response_tokens_source']}) × {e['gen_batches_per_step']:g} "
         f"gen batches = {_m(e['generated_tokens_per_step'])} generated tokens",
         f"  per epoch: {e['prompts']:,} prompts ({e['prompts_source']}) → {_m(e['generated_tokens_per_epoch'])} "
-        f"generated tokens vs {_m(e['sft_tokens_per_epoch'])} SFT tokens ({e['rl_to_sft_ratio']:.0f}× SFT), "
+        f"generated tokens vs {_m(e['sft_tokens_per_epoch'])} SFT tokens ({e['rl_to_sft_ratio']:.{0 if e['rl_to_sft_ratio'] >= 10 else 1}f}× SFT), "
         f"{e['steps_per_epoch']:,} steps",
         f"  run      : {e['run_steps']:,} steps → {_m(e['generated_tokens_per_run'])} generated tokens",
         f"  GPU-hours (generation only, {e['throughput_tokens_per_s_per_gpu']:,.0f} tok/s/GPU assumed): "

@@ -58,29 +58,47 @@ def ngrams(text: str, n: int) -> set[tuple[str, ...]]:
     return {tuple(toks[i : i + n]) for i in range(len(toks) - n + 1)}
 
 
+class Deduper:
+    """Streaming dedup on (data_source, normalised question): :meth:`keep` says whether a row is new.
+
+    Lets the hub adapters drop duplicates while converting (DAPO-Math-17k ships every problem
+    ~100 times), so only unique rows are ever held in memory.
+    """
+
+    def __init__(self, label: str = "rows") -> None:
+        self.label, self.input, self.conflicts = label, 0, 0
+        self.seen: dict[tuple[str, str], str] = {}
+        self.examples: list[str] = []
+
+    def keep(self, row: dict[str, Any]) -> bool:
+        self.input += 1
+        key = (row["data_source"], normalise(text_of(row)))
+        gold = row["reward_model"]["ground_truth"]
+        if key in self.seen:
+            self.conflicts += self.seen[key] != gold
+            if len(self.examples) < 5:
+                self.examples.append(text_of(row)[:200])
+            return False
+        self.seen[key] = gold
+        return True
+
+    def report(self) -> dict[str, Any]:
+        kept = len(self.seen)
+        return {
+            "set": self.label,
+            "input": self.input,
+            "removed": self.input - kept,
+            "kept": kept,
+            "conflicting_gold": self.conflicts,
+            "examples": self.examples,
+        }
+
+
 def dedup(rows: list[dict[str, Any]], label: str = "rows") -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Drop rows whose (data_source, normalised question) was seen before; report what went."""
-    seen: dict[tuple[str, str], str] = {}
-    kept, examples, conflicts = [], [], 0
-    for r in rows:
-        key = (r["data_source"], normalise(text_of(r)))
-        gold = r["reward_model"]["ground_truth"]
-        if key in seen:
-            conflicts += seen[key] != gold
-            if len(examples) < 5:
-                examples.append(text_of(r)[:200])
-            continue
-        seen[key] = gold
-        kept.append(r)
-    report = {
-        "set": label,
-        "input": len(rows),
-        "removed": len(rows) - len(kept),
-        "kept": len(kept),
-        "conflicting_gold": conflicts,
-        "examples": examples,
-    }
-    return kept, report
+    d = Deduper(label)
+    kept = [r for r in rows if d.keep(r)]
+    return kept, d.report()
 
 
 def eval_index(eval_rows: list[dict[str, Any]], n: int = 13, max_df: float = 0.05) -> set[tuple[str, ...]]:

@@ -82,6 +82,21 @@ def verifier_version() -> str:
     return f"{getattr(rewards, '__version__', '0')}+{h.hexdigest()[:12]}"
 
 
+def preflight_scores(rows: list[dict[str, Any]], score: ScoreFn) -> None:
+    """Score an empty response for one row of each data source before any sampling, so an
+    unknown ``data_source`` fails at once (naming the file's sources), not after hours of work."""
+    first: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        first.setdefault(r["data_source"], r)
+    for source, r in first.items():
+        try:
+            score(source, "", r["reward_model"]["ground_truth"], extra_info=r["extra_info"])
+        except KeyError as e:
+            raise KeyError(
+                f"[filter] the data has data_source {source!r} that the verifier does not know: {e}"
+            ) from e
+
+
 def _chunk_seed(seed: int, chunk: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}|{chunk}".encode()).digest()[:4], "big")
 
@@ -237,6 +252,7 @@ def run(
         verifier = verifier_version() + (f"|{json.dumps(kwargs, sort_keys=True)}" if kwargs else "")
     else:
         verifier = getattr(score_fn, "version", getattr(score_fn, "__qualname__", "custom"))
+    preflight_scores(rows, score_fn)
     if generator is None:
         generator = make_generator(str(cfg.backend), cfg.model, params)
     key, parts = cache_key(generator, params, n, int(cfg.seed), verifier, sha256_file(data))

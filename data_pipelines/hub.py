@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from data_pipelines.clean import Deduper
 from data_pipelines.schema import RowError
 from data_pipelines.tasks._common import make_row, resolve_template
 from recipes.registry import Registry
@@ -170,7 +171,8 @@ def read_local(path: str | Path) -> Iterator[dict[str, Any]]:
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        yield from pq.read_table(path).to_pylist()
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=65536):  # streamed: DAPO has 1.8M rows
+            yield from batch.to_pylist()
     elif suffix == ".jsonl":
         with path.open(encoding="utf-8") as f:
             for i, line in enumerate(f):
@@ -209,9 +211,18 @@ def read_hub(spec: HubSpec, split: str) -> Iterator[dict[str, Any]]:
 
 
 def convert_rows(
-    raw_rows: Any, spec: HubSpec, split: str, where: str, template: str | None = None, on_error: str = "raise"
+    raw_rows: Any,
+    spec: HubSpec,
+    split: str,
+    where: str,
+    template: str | None = None,
+    on_error: str = "raise",
+    deduper: Deduper | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Convert raw rows; return ``(rows, report)`` where report counts and samples skipped rows."""
+    """Convert raw rows; return ``(rows, report)`` where report counts and samples skipped rows.
+
+    With a ``deduper``, duplicates are dropped while converting (counted in its report).
+    """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"[data] on_error must be 'raise' or 'skip', got {on_error!r}")
     tpl = resolve_template(template or spec.template, spec.accepted, spec.data_source)
@@ -232,22 +243,22 @@ def convert_rows(
                 raise err from None
             skipped.append(str(err))
             continue
-        rows.append(
-            make_row(
-                data_source=spec.data_source,
-                question=question,
-                answer=gold,
-                ability="math",
-                split=split,
-                index=len(rows),
-                template=tpl,
-                extra={"source_row": i, **extra},
-            )
+        row = make_row(
+            data_source=spec.data_source,
+            question=question,
+            answer=gold,
+            ability="math",
+            split=split,
+            index=len(rows),
+            template=tpl,
+            extra={"source_row": i, **extra},
         )
+        if deduper is None or deduper.keep(row):
+            rows.append(row)
     report = {
         "source": where,
         "read": total,
-        "written": len(rows),
+        "converted": total - len(skipped),
         "skipped": len(skipped),
         "skipped_examples": skipped[:5],
     }

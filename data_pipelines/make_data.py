@@ -146,11 +146,11 @@ def build_hub(spec: HubSpec, cfg: DictConfig) -> tuple[dict[str, Rows], dict[str
     splits: dict[str, Rows] = {}
     report: dict[str, Any] = {"convert": [], "dedup": [], "decontam": [], "sampled": {}}
     for split, (raw, where) in sources.items():
-        rows, rep = convert_rows(raw, spec, split, where, cfg.template, cfg.on_error)
+        deduper = clean.Deduper(split) if cfg.dedup else None
+        rows, rep = convert_rows(raw, spec, split, where, cfg.template, cfg.on_error, deduper)
         report["convert"].append(rep)
-        if cfg.dedup:
-            rows, rep = clean.dedup(rows, split)
-            report["dedup"].append(rep)
+        if deduper is not None:
+            report["dedup"].append(deduper.report())
         splits[split] = rows
     if "train" in splits:
         splits["train"] = _decontam(

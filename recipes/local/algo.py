@@ -13,7 +13,7 @@
   ``algorithm.use_kl_in_reward``.
 - :func:`policy_loss`: veRL's ``workers/utils/losses.ppo_loss`` steps with the registered
   ``get_policy_loss_fn(loss_mode)``, ``agg_loss`` and ``kl_penalty`` on padded tensors.
-Not covered: reward models, critic/value losses (see ``support.py``).
+Not covered: reward models (see ``support.py``); the critic's value loss is in ``critic.py``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ def actor_config(cfg: DictConfig) -> Any:
     actor = OmegaConf.create(OmegaConf.to_container(cfg.actor_rollout_ref.actor, resolve=True))
     if actor.get("ppo_micro_batch_size") is None and actor.get("ppo_micro_batch_size_per_gpu") is None:
         actor.ppo_micro_batch_size_per_gpu = int(actor.ppo_mini_batch_size)  # memory knob only
+    if actor.loss_agg_mode == "seq-mean-token-sum-norm" and actor.get("loss_scale_factor") is None:
+        # veRL then divides by the padded response width, which is data.max_response_length there;
+        # the local engine trims padding, so pin the same constant explicitly
+        actor.loss_scale_factor = int(cfg.data.max_response_length)
     return omega_conf_to_dataclass(actor)
 
 
@@ -102,7 +106,11 @@ def keep_groups(values: np.ndarray, n: int) -> tuple[list[int], int]:
 
 
 def make_batch(
-    rollout: Rollout, scores: torch.Tensor, uids: list[str], ref_log_prob: torch.Tensor | None = None
+    rollout: Rollout,
+    scores: torch.Tensor,
+    uids: list[str],
+    ref_log_prob: torch.Tensor | None = None,
+    values: torch.Tensor | None = None,
 ) -> Any:
     """A veRL ``DataProto`` with the keys veRL's trainer has at advantage time."""
     from verl import DataProto
@@ -117,6 +125,8 @@ def make_batch(
     }
     if ref_log_prob is not None:
         tensors["ref_log_prob"] = ref_log_prob
+    if values is not None:
+        tensors["values"] = values
     return DataProto.from_dict(tensors=tensors, non_tensors={"uid": np.asarray(uids, dtype=object)})
 
 

@@ -14,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 # advantage estimators that only need outcome rewards and group ids (veRL's registry names)
 ADV_OK = (
+    "gae",
     "grpo",
     "grpo_vectorized",
     "rloo",
@@ -55,13 +56,15 @@ def check_supported(cfg: DictConfig) -> None:
     sel = lambda key, default=None: OmegaConf.select(cfg, key, default=default)  # noqa: E731
     algo = "algorithm"
     est = str(sel(f"{algo}.adv_estimator"))
-    if est == "gae":
+    if est == "gae" and int(sel("critic.model.lora_rank", 0) or 0) > 0:
         _fail(
-            f"{algo}.adv_estimator",
-            est,
-            "PPO with a learned critic is not implemented by the local engine",
-            "run it with engine=verl on a GPU machine, or pick a critic-free estimator such as adv=grpo",
+            "critic.model.lora_rank",
+            sel("critic.model.lora_rank"),
+            "critic LoRA is not implemented locally",
+            "0",
         )
+    if est == "gae" and sel("critic.enable") is False:
+        _fail("critic.enable", False, "gae needs a critic", "set critic.enable=null/true or pick adv=grpo")
     if est not in ADV_OK:
         _fail(
             f"{algo}.adv_estimator",

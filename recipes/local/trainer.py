@@ -10,7 +10,8 @@ mini-batches of ``ppo_mini_batch_size`` prompts, one AdamW step each (grad clip
 ``actor.grad_clip``), with veRL's lr schedule stepping once per training step. The reference is
 reset to the policy every ``rlvr.ref_reset_steps``. Held-out evaluation every ``trainer.test_freq``
 steps and at both ends; checkpoints every ``trainer.save_freq`` steps and at the end.
-Not covered: critics (GAE), multi-process data parallelism.
+With ``algorithm.adv_estimator=gae`` a small critic (``critic.py``) supplies values and is trained
+first, as in veRL. Not covered: multi-process data parallelism.
 """
 
 from __future__ import annotations
@@ -102,6 +103,11 @@ class Engine:
             )
         else:
             self.sched = get_constant_schedule_with_warmup(self.opt, warm)
+        self.critic = None
+        if str(cfg.algorithm.adv_estimator) == "gae":
+            from recipes.local.critic import Critic
+
+            self.critic = Critic(cfg, total)
         self.kl_ctrl = None
         if cfg.algorithm.use_kl_in_reward:
             from verl.trainer.ppo.core_algos import get_kl_controller
@@ -219,15 +225,25 @@ class Engine:
                     self.ref, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temp
                 )
         uids = [f"{self.step}-{i // self.n}" for i in range(len(texts))]
-        batch = algo.make_batch(ro, scores, uids, ref_lp)
+        values = None
+        if self.critic is not None:
+            with torch.no_grad():
+                values = self.critic.values(ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask)
+                values = values * ro.response_mask
+        batch = algo.make_batch(ro, scores, uids, ref_lp, values)
         batch, kl_m = algo.compute_advantages(self.cfg, batch, self.kl_ctrl)
         metrics.update(kl_m)
+        if self.critic is not None:
+            metrics.update(self.critic.update(ro, batch, self.n))
+        actor_epochs = int(self.cfg.actor_rollout_ref.actor.ppo_epochs)
+        if self.step <= int(OmegaConf.select(self.cfg, "trainer.critic_warmup", default=0) or 0):
+            actor_epochs = 0  # veRL: the actor waits for trainer.critic_warmup steps
         adv = batch.batch["advantages"]
         a = self.cfg.actor_rollout_ref.actor
         mb = int(a.ppo_mini_batch_size) * self.n
         upd: dict[str, list[float]] = {}
         want_ent_grad = float(a.entropy_coeff) != 0
-        for _ in range(int(a.ppo_epochs)):
+        for _ in range(actor_epochs):
             for s in range(0, len(texts), mb):
                 sl = slice(s, s + mb)
                 R = int(ro.response_mask[sl].sum(-1).max())  # no padding waste beyond the longest response
@@ -270,7 +286,7 @@ class Engine:
         from verl.trainer.ppo.metric_utils import compute_data_metrics
 
         metrics.update({k: float(np.mean(v)) for k, v in upd.items()})
-        metrics.update(compute_data_metrics(batch, use_critic=False))
+        metrics.update(compute_data_metrics(batch, use_critic=self.critic is not None))
         metrics.update(
             {
                 "timing_s/gen": t_gen - t0,
@@ -354,6 +370,7 @@ class Engine:
             "stream_position": self.stream.position,
             "gen": self.gen.get_state(),
             "kl_coef": None if self.kl_ctrl is None else self.kl_ctrl.value,
+            "critic": None if self.critic is None else self.critic.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "py_rng": random.getstate(),
         }
@@ -374,6 +391,8 @@ class Engine:
             self.ref.load_state_dict(state["ref"])
         if self.kl_ctrl is not None and state["kl_coef"] is not None:
             self.kl_ctrl.value = state["kl_coef"]
+        if self.critic is not None and state.get("critic") is not None:
+            self.critic.load_state_dict(state["critic"])
         self.step = int(state["step"])
         self.stream.position = int(state["stream_position"])
         self.gen.set_state(state["gen"])

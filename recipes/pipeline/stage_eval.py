@@ -89,8 +89,11 @@ def write_report(
         for d in res["differences"]:
             lines.append(f"| {d['b']} - {d['a']} | {_fmt_ci(d['diff_b_minus_a'], d['lo'], d['hi'])} |")
     if timings:
-        lines += ["", "| stage | status | seconds |", "|---|---|---|"]
-        lines += [f"| {k} | {v.get('status')} | {v.get('seconds', '')} |" for k, v in timings.items()]
+        lines += ["", "| stage | status | seconds | training steps |", "|---|---|---|---|"]
+        lines += [
+            f"| {k} | {v.get('status')} | {v.get('seconds', '')} | {v.get('steps') or ''} |"
+            for k, v in timings.items()
+        ]
     lines += ["", *notes, "", "![accuracy](report.png)", ""]
     (run_dir / "report.md").write_text("\n".join(lines))
     fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(lab), 3.6))
@@ -105,6 +108,15 @@ def write_report(
     fig.tight_layout()
     fig.savefig(run_dir / "report.png", dpi=120)
     plt.close(fig)
+
+
+def _steps(out: dict[str, Any]) -> str | None:
+    """'<n> SFT' or '<n> RL' from a training stage's outputs (None for data stages)."""
+    if "sft" in out:
+        return f"{out['sft']['steps']} SFT ({out['sft']['stopped_by']})"
+    if "summary" in out:
+        return f"{out['summary']['steps']} RL"
+    return None
 
 
 @STAGES.register("eval")
@@ -165,7 +177,7 @@ def eval_stage(ctx: StageContext) -> dict[str, Any]:
     }
     man = json.loads((ctx.pipeline_dir / "pipeline.json").read_text())
     timings = {
-        k: {"status": v.get("status"), "seconds": v.get("seconds")}
+        k: {"status": v.get("status"), "seconds": v.get("seconds"), "steps": _steps(v.get("outputs") or {})}
         for k, v in man["stages"].items()
         if k in man["order"] and k != ctx.plan.name
     }

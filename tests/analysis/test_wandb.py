@@ -53,7 +53,7 @@ def test_publish_without_key_fails_clearly(
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
     monkeypatch.setenv("PUBLISH", "wandb")
     with pytest.raises(RuntimeError, match="needs WANDB_API_KEY"):
-        report.main([f"sweep={sweep_dir}", f"out={tmp_path}"])
+        report.main([f"runs=[{sweep_dir / '0'},{sweep_dir / '3'}]", f"out={tmp_path}"])
     assert (tmp_path / "report.md").exists()  # the local report was written first
 
 

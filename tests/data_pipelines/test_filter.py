@@ -3,7 +3,6 @@ and resume after SIGKILL (compared with an uninterrupted run)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -140,33 +139,37 @@ def test_real_tiny_model_run_and_cache_reuse(dataset, tmp_path, tiny_model):
     assert third["cache_key"] != first["cache_key"]
 
 
-def _cli(data, model, out, *extra):
+def _overrides(data, model, out):
     return [
-        sys.executable,
-        "-m",
-        "data_pipelines.filter",
         f"data={data}",
         f"model={model}",
         "n=4",
         f"out={out}",
-        "sampling.max_new_tokens=48",
+        "sampling.max_new_tokens=32",
         "sampling.batch_prompts=2",
         "progress=false",
         "validate=false",
-        *extra,
     ]
 
 
+def _same_command(overrides):
+    """The config the CLI builds from these overrides (Hydra's compose API), run in-process."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(REPO / "conf/datagen"), version_base="1.3"):
+        return run(compose(config_name="filter", overrides=overrides))
+
+
 def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
+    """SIGKILL the CLI mid-sampling, rerun the same command: the result equals an uninterrupted run.
+    (The rerun and the reference run are composed from the same overrides in-process, to keep
+    the test fast; the killed run is the real CLI process.)"""
     data = tmp_path / "train.parquet"
-    write_rows(TASKS.get("reasoning_gym/spell_backward")(n=40, seed=0, split="train"), data)
+    write_rows(TASKS.get("reasoning_gym/spell_backward")(n=40, seed=0, split="train", template="plain"), data)
     killed_out = tmp_path / "killed"
+    cli = [sys.executable, "-m", "data_pipelines.filter", *_overrides(data, tiny_model, killed_out)]
     proc = subprocess.Popen(
-        _cli(data, tiny_model, killed_out),
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        cli, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
@@ -179,22 +182,11 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
     assert not (killed_out / "summary.json").exists()
     done_before = len(list(killed_out.glob("cache/*/samples-*.parquet")))
     assert 3 <= done_before < 20
-    res = subprocess.run(_cli(data, tiny_model, killed_out), cwd=REPO, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr[-2000:]
-    resumed = json.loads((killed_out / "summary.json").read_text())
+    resumed = _same_command(_overrides(data, tiny_model, killed_out))
     # the rerun sampled exactly the chunks the killed run had not finished (same cache key)
     assert resumed["timings"]["chunks_sampled"] == 20 - done_before
     assert resumed["timings"]["chunks_reused"] == done_before
-    clean = run(
-        cfg_for(
-            data=str(data),
-            model=str(tiny_model),
-            n=4,
-            out=str(tmp_path / "clean"),
-            validate=False,
-            sampling={"max_new_tokens": 48, "batch_prompts": 2},
-        )
-    )
+    clean = _same_command(_overrides(data, tiny_model, tmp_path / "clean"))
     assert clean["timings"]["chunks_sampled"] == 20
     for name in ("pass_rates.parquet", "filtered.parquet", "control.parquet", "sft.parquet"):
         a, b = killed_out / name, tmp_path / "clean" / name
@@ -205,3 +197,27 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
     reference = [pq.read_table(p) for p in sorted(Path(clean["cache_dir"]).glob("samples-*.parquet"))]
     assert len(samples) == len(reference) == 20
     assert all(x.equals(y) for x, y in zip(samples, reference, strict=True))  # no prompt lost or duplicated
+
+
+@pytest.mark.parametrize("engine_sampler", [True, False], ids=["engine-sampler", "hf-generate"])
+def test_hf_generator_shapes_and_seeding(tiny_model, engine_sampler):
+    from data_pipelines.generation import HFGenerator, SamplingParams
+
+    gen = HFGenerator(tiny_model, SamplingParams(max_new_tokens=6))
+    if not engine_sampler:
+        gen._engine = None  # the fallback used on GPUs without vLLM
+    prompts = [[{"role": "user", "content": f"q{i}"}] for i in range(3)]
+    a = gen.generate(prompts, 4, seed=5)
+    assert [len(x) for x in a] == [4, 4, 4] and all(isinstance(t, str) for x in a for t in x)
+    assert a == gen.generate(prompts, 4, seed=5)
+    assert a != gen.generate(prompts, 4, seed=6)
+
+
+def test_unknown_data_source_fails_before_sampling(tmp_path):
+    rows = TASKS.get("countdown")(n=3, seed=0, split="train")
+    rows[2]["data_source"] = "no_such_verifier"
+    write_rows(rows, tmp_path / "d.parquet")
+    gen = ScriptedGenerator(rows)
+    gen.generate = None  # sampling must not start
+    with pytest.raises(KeyError, match="no_such_verifier"):
+        run(cfg_for(data=str(tmp_path / "d.parquet"), model="x", out=str(tmp_path / "o")), generator=gen)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -81,7 +82,7 @@ def test_adapter_converts_fixture(name, tmp_path):
     path = _jsonl(tmp_path / f"{name}.jsonl", FIXTURES[name])
     rows, rep = convert_rows(read_local(path), spec, spec.local_split, str(path))
     assert [r["reward_model"]["ground_truth"] for r in rows] == EXPECT[name]
-    assert rep["read"] == rep["written"] == len(FIXTURES[name]) and rep["skipped"] == 0
+    assert rep["read"] == rep["converted"] == len(FIXTURES[name]) and rep["skipped"] == 0
     assert rows[0]["data_source"] == ("gsm8k" if name == "gsm8k" else "math")
     if name == "dapo_math_17k":
         assert rows[0]["extra_info"]["question"] == "Find $x$ if $2x=6$."
@@ -92,7 +93,7 @@ def test_make_data_from_local_parquet_and_verl_load(tmp_path, tiny_model):
     src = tmp_path / "gsm8k.parquet"
     pq.write_table(pa.Table.from_pylist(FIXTURES["gsm8k"] * 2), src)  # a duplicate pair
     test = _jsonl(tmp_path / "gsm8k_test.jsonl", [{"question": "What is 5+5?", "answer": "#### 10"}])
-    cfg = OmegaConf.load("conf/datagen/make_data.yaml")
+    cfg = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/datagen/make_data.yaml")
     cfg.pop("hydra")
     cfg.pop("defaults")
     cfg.merge_with(

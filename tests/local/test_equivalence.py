@@ -5,7 +5,7 @@ For each ``conf/recipe/*.yaml`` composed at laptop scale: the advantages from
 called directly, and the loss from ``recipes.local.algo.policy_loss`` equals veRL's own composed
 actor loss ``verl.workers.utils.losses.ppo_loss`` (policy loss + KL loss + entropy, with veRL's
 global-batch normalisation) fed the same tensors in veRL's no-padding layout.
-Recipes the engine refuses (a learned critic) must be refused by name instead.
+For ``gae`` (orz_ppo) the values are a fixed random tensor and the estimator is veRL's GAE.
 """
 
 from __future__ import annotations
@@ -104,10 +104,6 @@ def test_engine_math_equals_verl(recipe: str, extra: tuple[str, ...]) -> None:
     from verl.trainer.ppo import core_algos
 
     cfg = compose_recipe(recipe, *extra)
-    if cfg.algorithm.adv_estimator == "gae":
-        with pytest.raises(ValueError, match="algorithm.adv_estimator"):
-            check_supported(cfg)
-        return
     check_supported(cfg)
     n = int(cfg.actor_rollout_ref.rollout.n)
     b = fixed_batch(n)
@@ -115,21 +111,22 @@ def test_engine_math_equals_verl(recipe: str, extra: tuple[str, ...]) -> None:
 
     ro = Rollout(b["prompts"], b["pmask"], b["responses"], b["rmask"], b["old"])
     uids = [f"g{i // n}" for i in range(b["prompts"].shape[0])]
-    batch = algo.make_batch(ro, b["scores"], uids, b["ref"])
+    values = torch.randn(b["rmask"].shape, generator=torch.Generator().manual_seed(1)) * b["rmask"]
+    batch = algo.make_batch(ro, b["scores"], uids, b["ref"], values)
     batch, _ = algo.compute_advantages(cfg, batch)
     adv = batch.batch["advantages"]
     fn = core_algos.get_adv_estimator_fn(cfg.algorithm.adv_estimator)
-    kw = (
-        {"norm_adv_by_std_in_grpo": cfg.algorithm.norm_adv_by_std_in_grpo}
-        if cfg.algorithm.adv_estimator == "grpo"
-        else {"config": cfg.algorithm}
-    )
-    want, _ = fn(
-        token_level_rewards=b["scores"],
-        response_mask=b["rmask"].float(),
-        index=np.asarray(uids, dtype=object),
-        **kw,
-    )
+    est = cfg.algorithm.adv_estimator
+    if est == "gae":
+        kw = {"values": values, "gamma": cfg.algorithm.gamma, "lam": cfg.algorithm.lam}
+    elif est == "grpo":
+        kw = {
+            "norm_adv_by_std_in_grpo": cfg.algorithm.norm_adv_by_std_in_grpo,
+            "index": np.asarray(uids, dtype=object),
+        }
+    else:
+        kw = {"config": cfg.algorithm, "index": np.asarray(uids, dtype=object)}
+    want, _ = fn(token_level_rewards=b["scores"], response_mask=b["rmask"].float(), **kw)
     torch.testing.assert_close(adv, want, rtol=0, atol=0)
     assert adv.abs().sum() > 0
 

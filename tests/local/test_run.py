@@ -152,7 +152,7 @@ def test_dynamic_sampling_fails_clearly_after_max_batches(cache_dir, fast, tmp_p
 @pytest.mark.parametrize(
     "override,key",
     [
-        ("adv=gae", "algorithm.adv_estimator"),
+        ("algorithm.adv_estimator=remax", "algorithm.adv_estimator"),
         ("actor_rollout_ref.rollout.n=1", "actor_rollout_ref.rollout.n"),
         ("actor_rollout_ref.actor.policy_loss.loss_mode=bypass_mode", "policy_loss.loss_mode"),
         ("actor_rollout_ref.actor.ppo_mini_batch_size=3", "actor_rollout_ref.actor.ppo_mini_batch_size"),
@@ -164,3 +164,22 @@ def test_dynamic_sampling_fails_clearly_after_max_batches(cache_dir, fast, tmp_p
 def test_unsupported_keys_are_refused_by_name(override: str, key: str) -> None:
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):
         check_supported(cfg_for("recipe=grpo", "scale=laptop", override))
+
+
+def test_orz_ppo_trains_a_critic(cache_dir, fast, tmp_path) -> None:
+    """adv=gae: values from the small critic, veRL's GAE, and critic metrics under veRL's names."""
+    cfg = cfg_for("recipe=orz_ppo", *fast, "trainer.total_training_steps=2", "trainer.test_freq=-1")
+    out = run_local(cfg, tmp_path / "run")
+    last = [
+        x["data"]
+        for x in read_jsonl(Path(out["run_dir"]) / "metrics.jsonl")
+        if "critic/score/mean" in x["data"]
+    ][-1]
+    for k in (
+        "critic/vf_loss",
+        "critic/vf_clipfrac",
+        "critic/values/mean",
+        "critic/vf_explained_var",
+        "actor/pg_loss",
+    ):
+        assert k in last, k
