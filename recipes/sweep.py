@@ -1,17 +1,30 @@
 """Run one ablation sweep (``conf/sweep/<name>.yaml``) as a Hydra multirun, then its report.
 
-``python -m recipes.sweep sweep=<name> [recipe=...] [scale=...] [launcher=local_parallel|slurm_gpu] [plan=true] [k=v ...]``
+``python -m recipes.sweep sweep=<name> [recipe=...] [scale=...] [launcher=local_parallel|slurm_gpu|ray_cluster] [plan=true] [k=v ...]``
 
-Does: read the sweep's axis and seeds from ``hydra.sweeper.params``, list the arms, launch
-``python -m recipes.run -m sweep=<name> ...`` with a launcher (local: joblib, two processes on a
-2-core machine; clusters: ``launcher=slurm_gpu`` through submitit) into ``multirun/<name>-<time>/``,
-and finish with ``python -m analysis.report sweep=<dir>``. ``plan=true`` prints the arms only.
+Does: read the sweep's axis and seeds from ``hydra.sweeper.params``, list the arms, prepare shared
+inputs (``rlvr.sweep.cold_start: default``, below), launch ``python -m recipes.run -m sweep=<name> ...``
+with a launcher (local: joblib, two processes on a 2-core machine; clusters: ``launcher=slurm_gpu``
+through submitit or ``launcher=ray_cluster`` through hydra-ray-launcher) into
+``multirun/<name>-<time>/``, record the wall time in ``sweep.json`` there, and finish with
+``python -m analysis.report sweep=<dir>``. ``plan=true`` prints the arms only.
+
+``rlvr.sweep.cold_start: default`` (laptop scale only): the sweep trains on its own task (e.g. mixed
+2/3/4-digit sums) but starts every arm of seed ``s`` from the *default-task* cold-start checkpoint of
+seed ``s`` -- the feasibility run's design, where the hardest problems lie outside the SFT range.
+The local engine trains its cold start on ``data.train_files``, so the sweep's ``model.path`` is
+filled before launch with a copy of the default checkpoint (built by the engine's own
+``ensure_model`` if missing) without its build stamp; the engine then uses it as a given checkpoint.
+The shared default checkpoints are never rebuilt or touched.
+
 Does not: decide what a sweep contains (the YAML does) or compute statistics (``analysis``).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import shutil
 import subprocess
 import sys
 import time
@@ -21,15 +34,17 @@ from omegaconf import OmegaConf
 
 from recipes.compose import CONF_DIR, check_choice, options
 
+_OWN = ("sweep", "launcher", "plan")
 
-def _compose_with_hydra(overrides: list[str]):
+
+def _compose_with_hydra(overrides: list[str], hydra_cfg: bool = True):
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
     if GlobalHydra.instance().is_initialized():
-        return compose("config", overrides=overrides, return_hydra_config=True)
+        return compose("config", overrides=overrides, return_hydra_config=hydra_cfg)
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        return compose("config", overrides=overrides, return_hydra_config=True)
+        return compose("config", overrides=overrides, return_hydra_config=hydra_cfg)
 
 
 def sweep_params(name: str, extra: list[str] = ()) -> dict[str, list[str]]:
@@ -41,15 +56,54 @@ def sweep_params(name: str, extra: list[str] = ()) -> dict[str, list[str]]:
 
 
 def arms(name: str, extra: list[str] = ()) -> list[list[str]]:
-    """Every arm of the sweep as a list of overrides (cartesian product of the params)."""
+    """Every arm of the sweep as a list of overrides (cartesian product of the params, in their order)."""
     params = sweep_params(name, extra)
     keys = list(params)
     return [[f"{k}={v}" for k, v in zip(keys, combo, strict=True)] for combo in itertools.product(*params.values())]
 
 
+def _key(ov: str) -> str:
+    return ov.split("=", 1)[0].lstrip("+~")
+
+
+def prepare(name: str, extra: list[str] = (), log=print) -> list[str]:
+    """Fill the sweep's cold-start checkpoints if it asks for ``rlvr.sweep.cold_start: default``.
+
+    Returns the checkpoint directories written (empty when there is nothing to do).
+    """
+    with_scale = list(extra) if any(_key(o) == "scale" for o in extra) else [*extra, "scale=laptop"]
+    base = _compose_with_hydra([f"sweep={name}", *with_scale], hydra_cfg=False)
+    if OmegaConf.select(base, "rlvr.sweep.cold_start") != "default" or base.rlvr.scale != "laptop":
+        return []
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    from recipes.local.data import ensure_task_files
+    from recipes.local.sft import ensure_model
+
+    written = []
+    for seed in sweep_params(name, extra)["rlvr.seed"]:
+        cfg = _compose_with_hydra([f"sweep={name}", *with_scale, f"rlvr.seed={seed}"], hydra_cfg=False)
+        target = Path(str(cfg.actor_rollout_ref.model.path)).expanduser()
+        if (target / "config.json").is_file():
+            continue
+        keep = [o for o in with_scale if _key(o) in ("scale", "model", "local.model", "local.sft.seed")]
+        dflt = _compose_with_hydra(["recipe=dapo", *keep, f"rlvr.seed={seed}"], hydra_cfg=False)
+        ensure_task_files(dflt)
+        src = ensure_model(dflt, get_custom_reward_fn(dflt), log)
+        tmp = target.with_name(target.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("rlvr_meta.json", ".*"))
+        stamp = {"copied_from": str(src), "by": "recipes.sweep (rlvr.sweep.cold_start=default)", "sweep": name}
+        (tmp / "sweep_cold_start.json").write_text(json.dumps(stamp, indent=2) + "\n")
+        tmp.rename(target)
+        log(f"[sweep] cold start for seed {seed}: {src} -> {target}")
+        written.append(str(target))
+    return written
+
+
 def main(argv: list[str]) -> int:
-    args = dict(a.split("=", 1) for a in argv if "=" in a and a.split("=", 1)[0] in ("sweep", "launcher", "plan"))
-    extra = [a for a in argv if a.split("=", 1)[0] not in ("sweep", "launcher", "plan")]
+    args = dict(a.split("=", 1) for a in argv if "=" in a and a.split("=", 1)[0] in _OWN)
+    extra = [a for a in argv if a.split("=", 1)[0] not in _OWN]
     name = args.get("sweep")
     if not name or name in ("-h", "--help"):
         print(__doc__ + f"\nsweeps: {', '.join(options('sweep'))}", file=sys.stderr)
@@ -64,12 +118,19 @@ def main(argv: list[str]) -> int:
         print("    " + " ".join(a), file=sys.stderr)
     if args.get("plan", "false").lower() == "true":
         return 0
+    t0 = time.time()
     out = Path("multirun") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     launcher = args.get("launcher", "local_parallel")
+    prepare(name, extra, log=lambda m: print(m, file=sys.stderr))
     cmd = [sys.executable, "-m", "recipes.run", "-m", f"sweep={name}", f"hydra/launcher={launcher}",
            f"hydra.sweep.dir={out}", *extra]
     print("[sweep] " + " ".join(cmd), file=sys.stderr)
     code = subprocess.call(cmd)
+    out.mkdir(parents=True, exist_ok=True)
+    record = {"sweep": name, "runs": len(plan), "launcher": launcher, "overrides": extra, "exit_code": code,
+              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
+              "wall_minutes": round((time.time() - t0) / 60, 2)}
+    (out / "sweep.json").write_text(json.dumps(record, indent=2) + "\n")
     if code:
         print(f"error: the sweep exited with {code}; finished arms are in {out}", file=sys.stderr)
         return code

@@ -12,6 +12,7 @@ exact same data order. Not covered: multi-modal rows, several files per split mi
 from __future__ import annotations
 
 import fcntl
+import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,14 +39,33 @@ def _files(value: Any) -> list[str]:
 
 
 def ensure_task_files(cfg: DictConfig) -> None:
-    """Write the configured task's train/val parquet files if they are missing (file-locked)."""
+    """Write the configured task's train/val parquet files if missing (file-locked).
+
+    Each written file gets a ``<file>.task.json`` sidecar with the generator spec; a file whose
+    sidecar disagrees with the current ``local.task`` is refused (it would silently be stale).
+    """
     task = OmegaConf.select(cfg, "local.task", default=None)
     for key, split, n_key in (("data.train_files", "train", "train_n"), ("data.val_files", "test", "val_n")):
         for f in _files(OmegaConf.select(cfg, key)):
             path = Path(f).expanduser()
+            spec = None
+            if task is not None:
+                spec = {
+                    "name": str(task.name),
+                    "n": int(task[n_key]),
+                    "seed": int(task.seed),
+                    "split": split,
+                    "params": OmegaConf.to_container(task.get("params", {}), resolve=True) or {},
+                }
+            side = path.with_name(path.name + ".task.json")
             if path.is_file():
+                if spec is not None and side.is_file() and json.loads(side.read_text()) != spec:
+                    raise ValueError(
+                        f"[local.task] {key}: {path} was generated from {side.read_text().strip()}, but local.task "
+                        f"now asks for {json.dumps(spec)} (fix: point {key} at a new file, or delete the old one)"
+                    )
                 continue
-            if task is None:
+            if spec is None:
                 raise FileNotFoundError(
                     f"[data] {key}: {path} does not exist and no local.task is configured to write it "
                     f"(fix: make data DATA=<name> OUT={path.parent}, or use dataset=arithmetic)"
@@ -57,10 +77,10 @@ def ensure_task_files(cfg: DictConfig) -> None:
             with open(path.parent / ".lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 if not path.is_file():
-                    params = OmegaConf.to_container(task.get("params", {}), resolve=True) or {}
-                    rows = TASKS.get(str(task.name))(
-                        n=int(task[n_key]), seed=int(task.seed), split=split, **params
+                    rows = TASKS.get(spec["name"])(
+                        n=spec["n"], seed=spec["seed"], split=split, **spec["params"]
                     )
+                    side.write_text(json.dumps(spec) + "\n")
                     write_rows(rows, path)
 
 
