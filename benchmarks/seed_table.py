@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> None:
     with ThreadPoolExecutor(a.jobs) as ex:
         rows = list(ex.map(lambda j: run_one(j[0], j[1], a.out, j[2], j[3]), jobs))
     (a.out / "table.json").write_text(json.dumps(rows, indent=2) + "\n")
-    print("| recipe | seed | start | end | gain | minutes (total) | RL minutes | setup minutes |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| recipe | seed | start | end | gain | minutes (wall) | RL minutes | setup minutes | CPU minutes |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in sorted(rows, key=lambda x: (x["recipe"], x["seed"])):
         if "error" in r:
             print(f"| {r['recipe']} | {r['seed']} | - | - | - | {r['minutes']:.1f} | error: {r['error']} | |")
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"| {r['recipe']} | {r['seed']} | {r['start_acc']:.3f} | {r['end_acc']:.3f} | "
             f"{r['end_acc'] - r['start_acc']:+.3f} | {r['minutes']:.1f} | {r['rl_minutes']:.1f} | "
-            f"{r['setup_minutes']:.1f} |"
+            f"{r['setup_minutes']:.1f} | {r.get('cpu_minutes', float('nan')):.1f} |"
         )
     print()
     for rec in dict.fromkeys(r["recipe"] for r in rows):

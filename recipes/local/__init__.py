@@ -34,7 +34,7 @@ def _say(msg: str) -> None:
 
 def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     """Run ``cfg`` with the local engine in ``run_dir`` (resuming from its last checkpoint)."""
-    t_start = time.time()
+    t_start, cpu_start = time.time(), time.process_time()
     check_supported(cfg)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -132,6 +132,7 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         "minutes": round((time.time() - t_start) / 60, 2),
         "rl_minutes": round((time.time() - t_rl) / 60, 2),
         "setup_minutes": round(t_setup / 60, 2),
+        "cpu_minutes": round((time.process_time() - cpu_start) / 60, 2),
         "run_dir": str(run_dir),
         "model": str(path),
     }

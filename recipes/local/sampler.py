@@ -180,3 +180,29 @@ def response_logprobs(
     if with_entropy:
         entropy = -(logp.exp() * logp).sum(-1)
     return token_logp, entropy
+
+
+def cat_rollouts(parts: list[Rollout], pad_id: int) -> Rollout:
+    """Concatenate rollouts, left-padding prompts and right-padding responses to common widths."""
+    P = max(r.prompts.shape[1] for r in parts)
+    R = max(r.responses.shape[1] for r in parts)
+
+    def lp(x: torch.Tensor, w: int, v: int) -> torch.Tensor:
+        return torch.nn.functional.pad(x, (w - x.shape[1], 0), value=v)
+
+    def rp(x: torch.Tensor, w: int, v: float) -> torch.Tensor:
+        return torch.nn.functional.pad(x, (0, w - x.shape[1]), value=v)
+
+    return Rollout(
+        prompts=torch.cat([lp(r.prompts, P, pad_id) for r in parts]),
+        prompt_mask=torch.cat([lp(r.prompt_mask, P, 0) for r in parts]),
+        responses=torch.cat([rp(r.responses, R, pad_id) for r in parts]),
+        response_mask=torch.cat([rp(r.response_mask, R, 0) for r in parts]),
+        old_log_probs=torch.cat([rp(r.old_log_probs, R, 0.0) for r in parts]),
+    )
+
+
+def select(r: Rollout, idx: list[int]) -> Rollout:
+    """The rows ``idx`` of a rollout."""
+    t = torch.tensor(idx, dtype=torch.long)
+    return Rollout(r.prompts[t], r.prompt_mask[t], r.responses[t], r.response_mask[t], r.old_log_probs[t])

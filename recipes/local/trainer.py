@@ -28,32 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from recipes.local import algo
 from recipes.local.data import Prompt, PromptStream
-from recipes.local.sampler import Rollout, generate, response_logprobs
-
-
-def cat_rollouts(parts: list[Rollout], pad_id: int) -> Rollout:
-    """Concatenate rollouts, left-padding prompts and right-padding responses to common widths."""
-    P = max(r.prompts.shape[1] for r in parts)
-    R = max(r.responses.shape[1] for r in parts)
-
-    def lp(x: torch.Tensor, w: int, v: int) -> torch.Tensor:
-        return torch.nn.functional.pad(x, (w - x.shape[1], 0), value=v)
-
-    def rp(x: torch.Tensor, w: int, v: float) -> torch.Tensor:
-        return torch.nn.functional.pad(x, (0, w - x.shape[1]), value=v)
-
-    return Rollout(
-        prompts=torch.cat([lp(r.prompts, P, pad_id) for r in parts]),
-        prompt_mask=torch.cat([lp(r.prompt_mask, P, 0) for r in parts]),
-        responses=torch.cat([rp(r.responses, R, pad_id) for r in parts]),
-        response_mask=torch.cat([rp(r.response_mask, R, 0) for r in parts]),
-        old_log_probs=torch.cat([rp(r.old_log_probs, R, 0.0) for r in parts]),
-    )
-
-
-def select(r: Rollout, idx: list[int]) -> Rollout:
-    t = torch.tensor(idx, dtype=torch.long)
-    return Rollout(r.prompts[t], r.prompt_mask[t], r.responses[t], r.response_mask[t], r.old_log_probs[t])
+from recipes.local.sampler import Rollout, cat_rollouts, generate, response_logprobs, select
 
 
 class Engine:

@@ -1,17 +1,25 @@
-"""Sweep definitions: at least 5 seeds each, and the arms differ only in the swept axis and the seed."""
+"""Sweep definitions: at least 5 seeds each, arms differ only in the swept axis and the seed,
+launchers compose, and the sweep CLI plans without running anything.
+
+Kept cheap (each Hydra compose of the full veRL tree costs ~0.5 s of CPU): the params of each sweep
+are composed once per module, one arm per axis level is composed (a ``rlvr.seed=N`` override sets
+that one key by construction, so seeds need no compose of their own), and the CLI runs in-process.
+"""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 import yaml
 
 from recipes.compose import CONF_DIR, compose, diff, flatten, options
-from recipes.sweep import arms, sweep_params
+from recipes.sweep import main
 
 SWEEPS = ["dynamic_sampling", "kl_coef", "loss_norm", "format_weight", "loss_variants"]
 AXIS_GROUPS = ["adv", "loss", "agg", "clip", "kl", "filter", "verifier", "length", "model", "dataset"]
+SWEEP_META = {"name", "axis", "metric", "claim", "cold_start"}
 
 
 def keys_of(group: str) -> set[str]:
@@ -25,44 +33,92 @@ def keys_of(group: str) -> set[str]:
     return out
 
 
+@pytest.fixture(scope="module")
+def params():
+    """``{sweep: {key: [values]}}`` read from the YAML (``sweep_params`` itself runs in the CLI test)."""
+    out = {}
+    for name in SWEEPS:
+        body = yaml.safe_load(Path(CONF_DIR, "sweep", f"{name}.yaml").read_text())
+        raw = body["hydra"]["sweeper"]["params"]
+        out[name] = {k: [v.strip() for v in str(vals).split(",")] for k, vals in raw.items()}
+    return out
+
+
+@functools.cache
+def arm(name: str, *overrides: str):
+    """One composed arm at laptop scale (cached: several tests look at the same arms)."""
+    return compose([f"sweep={name}", "scale=laptop", *overrides])
+
+
 def test_all_sweeps_defined():
     assert set(SWEEPS) <= set(options("sweep"))
 
 
 @pytest.mark.parametrize("name", SWEEPS)
-def test_sweep_has_five_seeds(hydra_ctx, name):
-    params = sweep_params(name)
-    assert len(params["rlvr.seed"]) >= 5
-    assert len(params) == 2, "a sweep crosses exactly one axis with the seeds"
+def test_sweep_shape(params, name):
+    p = params[name]
+    assert len(p["rlvr.seed"]) >= 5
+    assert len(p) == 2, "a sweep crosses exactly one axis with the seeds"
+    body = yaml.safe_load(Path(CONF_DIR, "sweep", f"{name}.yaml").read_text())
+    meta = body["rlvr"]["sweep"]
+    assert meta["name"] == name and set(meta) <= SWEEP_META
+    assert meta["axis"] in p, "rlvr.sweep.axis names the swept key"
+    assert not set(flatten(body.get("hydra", {}).get("sweeper", {}))) - {"params." + k for k in p}
 
 
 @pytest.mark.parametrize("name", SWEEPS)
-def test_arms_differ_only_in_swept_keys(hydra_ctx, name):
-    params = sweep_params(name)
-    axis = next(k for k in params if k != "rlvr.seed")
+def test_arms_differ_only_in_swept_keys(hydra_ctx, params, name):
+    p = params[name]
+    axis = next(k for k in p if k != "rlvr.seed")
     owned = keys_of(axis)
     if axis == "recipe":  # a recipe owns every key of the axis groups it picks
         owned = set().union(*(keys_of(g) for g in AXIS_GROUPS)) | keys_of("recipe")
-    plan = arms(name)
-    base = compose([f"sweep={name}", "scale=laptop", *plan[0]])
-    assert len(plan) == len(params[axis]) * len(params["rlvr.seed"])
-    seen_axis_change = False
-    two_seeds = {f"rlvr.seed={s}" for s in params["rlvr.seed"][:2]}  # every level, two seeds: enough to see
-    for arm in [a for a in plan[1:] if two_seeds & set(a)]:
-        cfg = compose([f"sweep={name}", "scale=laptop", *arm])
+    levels = p[axis]
+    seed = f"rlvr.seed={p['rlvr.seed'][0]}"
+    base = arm(name, f"{axis}={levels[0]}", seed)
+    for level in levels[1:]:
+        cfg = arm(name, f"{axis}={level}", seed)
         changed = {k for k, _, _ in diff(base, cfg)}
-        stray = {k for k in changed if k not in owned and k != "rlvr.seed" and not k.startswith("rlvr.sources")
-                 and k != "rlvr.recipe"}
-        assert not stray, f"{name} arm {arm} also changes {sorted(stray)}"
-        seen_axis_change |= bool(changed - {"rlvr.seed"})
-    assert seen_axis_change, f"{name}: the arms do not differ in the swept axis"
+        stray = {k for k in changed if k not in owned and not k.startswith("rlvr.sources") and k != "rlvr.recipe"}
+        assert not stray, f"{name} arm {axis}={level} also changes {sorted(stray)}"
+        assert changed, f"{name}: {axis}={level} changes nothing"
 
 
-def test_sweep_cli_plan(tmp_path):
-    import subprocess
-    import sys
+def test_laptop_task_knobs_are_the_same_in_every_arm(hydra_ctx):
+    """The task knobs live in the sweep file, so both arms of dynamic_sampling see the mixed task."""
+    a = arm("dynamic_sampling", "filter=none", "rlvr.seed=0")
+    b = arm("dynamic_sampling", "filter=dynamic", "rlvr.seed=0")
+    for cfg in (a, b):
+        assert list(cfg.local.task.params.digits) == [2, 3, 4]
+        assert "d234" in cfg.data.train_files and "for-d234" in cfg.actor_rollout_ref.model.path
+        assert cfg.trainer.total_training_steps == 60
+    assert a.algorithm.filter_groups.enable is False and b.algorithm.filter_groups.enable is True
 
-    p = subprocess.run([sys.executable, "-m", "recipes.sweep", "sweep=kl_coef", "plan=true"], capture_output=True,
-                       text=True, timeout=120, cwd=tmp_path)
-    assert p.returncode == 0, p.stderr
-    assert "kl_coef: 15 runs" in p.stderr and "kl=k3_0.05 rlvr.seed=4" in p.stderr
+
+@pytest.mark.parametrize(
+    "launcher,target",
+    [
+        ("local_parallel", "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"),
+        ("slurm_gpu", "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"),
+        ("ray_cluster", "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher"),
+    ],
+)
+def test_launchers_compose(hydra_ctx, launcher, target):
+    from hydra import compose as hydra_compose
+
+    cfg = hydra_compose("config", overrides=["sweep=kl_coef", f"hydra/launcher={launcher}"], return_hydra_config=True)
+    la = cfg.hydra.launcher
+    assert la._target_ == target
+    if launcher == "local_parallel":
+        assert la.n_jobs == 2
+    if launcher == "slurm_gpu":
+        assert la.gpus_per_node == 8 and la.nodes == 1
+    if launcher == "ray_cluster":
+        assert la.ray.remote.num_gpus == 0 and la.ray.init.address
+
+
+def test_sweep_cli_plan(hydra_ctx, capsys):
+    assert main(["sweep=kl_coef", "plan=true"]) == 0
+    err = capsys.readouterr().err
+    assert "kl_coef: 15 runs" in err and "kl=k3_0.05 rlvr.seed=4" in err
+    assert main(["sweep=nope", "plan=true"]) == 2

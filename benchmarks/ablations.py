@@ -1,0 +1,266 @@
+"""Write ``docs/ablations.md`` from the sweep directories: ``python -m benchmarks.ablations [dir ...]``.
+
+For each ablation of the seed documents (and the loss-variant comparison) it finds the newest
+``multirun/<sweep>-*`` directory (or the directories given), reads every finished run
+(``summary.json`` present) with ``analysis.runs``, and reports per metric the arm means with a
+Student-t 95% interval over seeds, the difference to the baseline arm with a Welch 95% interval
+(``analysis.metrics``, the same numbers as ``analysis.report``) and, because every arm of seed ``s``
+starts from the same cold-start checkpoint, a paired-t 95% interval of the per-seed differences.
+A claim counts as *reproduced* only if the paired interval of its primary metric excludes zero in
+the claimed direction; *opposite* if it excludes zero the other way; otherwise *not shown*. For a
+result not shown it estimates the seeds needed (80% power, two-sided 5%) to detect a given effect
+from the observed spread of the paired differences. Compute: wall minutes of the sweep
+(``sweep.json``, written by ``recipes.sweep``) and the summed minutes of its runs.
+A sweep with no directory is listed as *not run*, with its design.
+
+Does not run anything, and does not correct for multiple comparisons (one primary metric per claim).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from analysis.metrics import t_ci, welch_diff_ci
+from analysis.runs import Run, find_runs
+
+VAL_ACC = "val-core/arithmetic/acc/mean@1"
+
+
+@dataclass(frozen=True)
+class Metric:
+    label: str
+    key: str
+    how: str = "last"  # "last": final logged value; "mean": mean over all logged steps (area under curve)
+
+
+@dataclass(frozen=True)
+class Ablation:
+    sweep: str
+    axis: str  # the swept override key; arms are labelled ``<axis>=<value>``
+    title: str
+    claim: str  # the seeds' claim, translated (source: /work/shared/seeds/004_*.txt, "建议做的四组对照")
+    baseline: str  # arm label the others are compared with
+    metrics: tuple[Metric, ...]  # the first one is the primary metric the verdict is based on
+    direction: int  # sign the claim predicts for (arm - baseline) on the primary metric; 0: no claim
+    delta: float  # smallest effect of interest on the primary metric (for the seeds-needed estimate)
+
+
+ABLATIONS = (
+    Ablation(
+        "dynamic_sampling", "filter", "Dynamic-sampling filter off vs on",
+        "Turning off DAPO's dynamic-sampling filter changes the share of useful gradient samples and "
+        "slows convergence (“the most direct demonstration of why difficulty filtering is needed”).",
+        "filter=none",
+        (Metric("held-out accuracy, final", VAL_ACC), Metric("held-out accuracy, mean over evals", VAL_ACC, "mean"),
+         Metric("zero-variance groups in the batch", "rlvr/zero_variance_group_frac", "mean"),
+         Metric("generation batches per step", "train/num_gen_batches", "mean")),
+        +1, 0.03),
+    Ablation(
+        "kl_coef", "kl", "KL coefficient 0 vs 0.01 vs 0.05",
+        "Raising beta from 0 to 0.01 / 0.05 visibly slows the rise of the reward curve and changes the "
+        "generation length: KL drags exploration down.",
+        "kl=none",
+        (Metric("held-out accuracy, final", VAL_ACC), Metric("training score, mean over steps", "critic/score/mean", "mean"),
+         Metric("response length, mean over steps", "response_length/mean", "mean"),
+         Metric("KL to reference, final", "actor/kl_loss")),
+        -1, 0.03),
+    Ablation(
+        "loss_norm", "agg", "Loss normalisation: batch token-mean vs per-sequence vs constant",
+        "GRPO's per-sequence mean, compared with DAPO's normalisation by the batch's total tokens, shows "
+        "a different mean generation length: the length bias (long wrong answers are punished less per token).",
+        "agg=token_mean",
+        (Metric("response length, final", "response_length/mean"), Metric("held-out accuracy, final", VAL_ACC)),
+        +1, 2.0),
+    Ablation(
+        "format_weight", "verifier", "Format-reward weight 0 vs 0.1",
+        "With format_weight = 0 the model starts, after some steps, to emit answers that cannot be parsed, "
+        "and the accuracy evaluation breaks down with them.",
+        "verifier=format",
+        (Metric("held-out well-formed share, final", "val-aux/arithmetic/format/mean@1"),
+         Metric("held-out accuracy, final", VAL_ACC)),
+        -1, 0.03),
+    Ablation(
+        "loss_variants", "recipe", "Loss variants: grpo, dapo, drgrpo, cispo, gspo (comparison, no claim)",
+        "(no claim: the recipes side by side at one scale)", "recipe=dapo",
+        (Metric("held-out accuracy, final", VAL_ACC), Metric("response length, final", "response_length/mean")),
+        0, 0.03),
+)
+
+
+def _value(run: Run, m: Metric) -> float:
+    s = run.series(m.key)
+    if s is None or not np.isfinite(s.values).any():
+        return float("nan")
+    v = s.values[np.isfinite(s.values)]
+    return float(v[-1] if m.how == "last" else v.mean())
+
+
+def _f(x: float, nd: int = 3) -> str:
+    return "n/a" if x is None or not np.isfinite(x) else f"{x:+.{nd}f}" if nd < 0 else f"{x:.{nd}f}"
+
+
+def _ci(lo: float, hi: float) -> str:
+    return "n/a" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{lo:.3f}, {hi:.3f}]"
+
+
+def newest_dir(sweep: str, root: Path = Path("multirun")) -> Path | None:
+    cands = sorted(p for p in root.glob(f"{sweep}-*") if p.is_dir())
+    return cands[-1] if cands else None
+
+
+def finished(runs: list[Run]) -> list[Run]:
+    return [r for r in runs if (r.path / "summary.json").is_file()]
+
+
+def paired(base: list[Run], arm: list[Run], m: Metric) -> np.ndarray:
+    """Per-seed differences arm - baseline over the seeds both arms finished."""
+    b = {r.seed: _value(r, m) for r in base}
+    return np.array([_value(r, m) - b[r.seed] for r in arm if r.seed in b])
+
+
+def seeds_needed(diffs: np.ndarray, delta: float) -> int | None:
+    """Seeds for 80% power to detect ``delta`` with a two-sided 5% paired test (normal approximation)."""
+    if diffs.size < 2 or not np.isfinite(diffs).all():
+        return None
+    sd = float(diffs.std(ddof=1))
+    return max(2, int(np.ceil(((1.96 + 0.84) * sd / delta) ** 2)))
+
+
+def verdict(d: np.ndarray, direction: int) -> str:
+    lo, hi = t_ci(d)
+    if direction == 0:
+        return "comparison"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "too few seeds"
+    if (lo > 0 and direction > 0) or (hi < 0 and direction < 0):
+        return "reproduced"
+    if lo > 0 or hi < 0:
+        return "opposite"
+    return "not shown (null)"
+
+
+def compute_line(path: Path, runs: list[Run], total: int) -> str:
+    rec = json.loads((path / "sweep.json").read_text()) if (path / "sweep.json").is_file() else {}
+    mins = [json.loads((r.path / "summary.json").read_text()).get("minutes", 0.0) for r in runs]
+    wall = f"{rec['wall_minutes']:.0f} wall minutes" if "wall_minutes" in rec else "wall time not recorded"
+    return (f"{len(runs)} of {total} runs finished, {wall}, {sum(mins):.0f} run-minutes "
+            f"(2 runs in parallel, 1 thread each, shared 2-core machine); directory `{path}`, "
+            f"report `{path}/report/`")
+
+
+def section(ab: Ablation, path: Path | None) -> tuple[list[str], list[str]]:
+    """(markdown lines of the section, one row of the overview table)."""
+    out = [f"## {ab.title}", "", f"**Seeds' claim.** {ab.claim}", "", f"Sweep: `conf/sweep/{ab.sweep}.yaml` "
+           f"(`make sweep SWEEP={ab.sweep}`).", ""]
+    all_runs = find_runs(path) if path else []
+    runs = finished(all_runs)
+    if not runs:
+        out += ["**Not run.** No finished runs of this sweep exist; nothing is claimed.", ""]
+        return out, [ab.title, "not run", "–", "–", "–"]
+    arms: dict[str, list[Run]] = {}
+    for r in runs:
+        val = r.recipe if ab.axis == "recipe" else r.overrides.get(ab.axis, "(default)")
+        arms.setdefault(f"{ab.axis}={val}", []).append(r)
+    base = arms.get(ab.baseline, [])
+    seeds = sorted({r.seed for r in runs})
+    out += [f"**Compute.** {compute_line(path, runs, len(all_runs))}.", ""]
+    out += ["| metric | arm | seeds | mean | 95% CI (t) | Δ vs " + ab.baseline + " | Δ 95% CI (Welch) | "
+            "Δ paired 95% CI |", "|---|---|---|---|---|---|---|---|"]
+    row = [ab.title, "", str(len(seeds)), "", ""]
+    for i, m in enumerate(ab.metrics):
+        bv = np.array([_value(r, m) for r in base])
+        for label, rs in arms.items():
+            v = np.array([_value(r, m) for r in rs])
+            lo, hi = t_ci(v)
+            cells = [m.label + (" (primary)" if i == 0 else ""), f"`{label}`", str(np.isfinite(v).sum()),
+                     _f(np.nanmean(v) if np.isfinite(v).any() else np.nan), _ci(lo, hi)]
+            if label == ab.baseline or not base:
+                cells += ["–", "–", "–"]
+            else:
+                d, dlo, dhi = welch_diff_ci(bv, v)
+                pd = paired(base, rs, m)
+                plo, phi = t_ci(pd)
+                cells += [_f(d, -3), _ci(dlo, dhi), _ci(plo, phi)]
+                if i == 0 and ab.direction:
+                    v_ = verdict(pd, ab.direction)
+                    n = seeds_needed(pd, ab.delta)
+                    row[1] += f"{label}: {v_}; "
+                    row[3] += f"{label}: {d:+.3f} {_ci(plo, phi)}; "
+                    if v_ != "reproduced":
+                        row[4] += f"{label}: ~{n} seeds for ±{ab.delta:g}; " if n else ""
+            out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    if not base:
+        out += [f"Baseline arm `{ab.baseline}` has no finished runs: no differences computed.", ""]
+    return out, [c.rstrip("; ") or "–" for c in row]
+
+
+def render(dirs: dict[str, Path | None], notes: dict[str, str]) -> str:
+    head = [
+        "# Ablations at laptop scale",
+        "",
+        "Generated by `python -m benchmarks.ablations` from the sweep directories; numbers come only from "
+        "runs made in this repository (local engine, ~1M-parameter Qwen2, arithmetic task, CPU). Do not edit "
+        "by hand: edit the notes in `benchmarks/ablations_notes.md` and regenerate.",
+        "",
+        "Statistics: every run's value is its final logged value (or its mean over logged steps where "
+        "said). Intervals are 95%: Student-t over seeds per arm; for differences, Welch (independent "
+        "arms, as in `analysis.report`) and paired t over seeds (every arm of seed *s* starts from the "
+        "same cold-start checkpoint, so the per-seed difference removes the checkpoint's own variance). "
+        "Verdict: *reproduced* only if the paired interval of the primary metric excludes zero in the "
+        "claimed direction; *opposite* if it excludes zero the other way; *not shown* otherwise. "
+        "No correction for multiple comparisons; secondary metrics are descriptive.",
+        "",
+    ]
+    overview = ["| ablation | verdict (primary metric) | seeds | Δ primary, paired 95% CI | seeds needed (80% power) |",
+                "|---|---|---|---|---|"]
+    body: list[str] = []
+    for ab in ABLATIONS:
+        lines, row = section(ab, dirs.get(ab.sweep))
+        overview.append("| " + " | ".join(row) + " |")
+        body += lines
+        if ab.sweep in notes:
+            body += [notes[ab.sweep].strip(), ""]
+    tail = [notes["_end"].strip(), ""] if "_end" in notes else []
+    return "\n".join(head + ["## Overview", ""] + overview + [""] + body + tail) + "\n"
+
+
+def read_notes(path: Path) -> dict[str, str]:
+    """``## <sweep>`` sections of the hand-written notes file (interpretation, scale needed)."""
+    out: dict[str, str] = {}
+    if not path.is_file():
+        return out
+    cur = None
+    for line in path.read_text().splitlines():
+        if line.startswith("## "):
+            cur = line[3:].strip()
+            out[cur] = ""
+        elif cur:
+            out[cur] += line + "\n"
+    return out
+
+
+def main(argv: list[str]) -> int:
+    given = [Path(a) for a in argv if not a.startswith("out=")]
+    out = Path(next((a.split("=", 1)[1] for a in argv if a.startswith("out=")), "docs/ablations.md"))
+    dirs: dict[str, Path | None] = {ab.sweep: newest_dir(ab.sweep) for ab in ABLATIONS}
+    for d in given:
+        name = d.name.rsplit("-", 2)[0]
+        if name not in dirs:
+            print(f"error: {d}: not a known sweep ({', '.join(dirs)})", file=sys.stderr)
+            return 2
+        dirs[name] = d
+    notes = read_notes(Path(__file__).with_name("ablations_notes.md"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(dirs, notes))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
