@@ -124,7 +124,11 @@ def paired(base: list[Run], arm: list[Run], m: Metric) -> np.ndarray:
 
 
 def seeds_needed(diffs: np.ndarray, delta: float) -> int | None:
-    """Seeds for 80% power to detect ``delta`` with a two-sided 5% paired test (normal approximation)."""
+    """Seeds for 80% power to detect ``delta`` with a two-sided 5% paired test (normal approximation).
+
+    >>> seeds_needed(np.array([0.01, -0.03, 0.02, 0.0, -0.01]), 0.03)
+    4
+    """
     if diffs.size < 2 or not np.isfinite(diffs).all():
         return None
     sd = float(diffs.std(ddof=1))
@@ -132,6 +136,13 @@ def seeds_needed(diffs: np.ndarray, delta: float) -> int | None:
 
 
 def verdict(d: np.ndarray, direction: int) -> str:
+    """Verdict on per-seed differences for a claim predicting their sign ``direction``.
+
+    >>> verdict(np.array([0.10, 0.12, 0.08, 0.11, 0.09]), +1), verdict(np.array([0.1, -0.1, 0.05, 0, -0.02]), +1)
+    ('reproduced', 'not shown (null)')
+    >>> verdict(np.array([0.10, 0.12, 0.08, 0.11, 0.09]), -1)
+    'opposite'
+    """
     lo, hi = t_ci(d)
     if direction == 0:
         return "comparison"
@@ -142,6 +153,16 @@ def verdict(d: np.ndarray, direction: int) -> str:
     if lo > 0 or hi < 0:
         return "opposite"
     return "not shown (null)"
+
+
+def planned_runs(sweep: str) -> int:
+    """Number of runs the sweep file defines (product of its ``hydra.sweeper.params`` lists)."""
+    import yaml
+
+    from recipes.compose import CONF_DIR
+
+    body = yaml.safe_load((CONF_DIR / "sweep" / f"{sweep}.yaml").read_text())
+    return int(np.prod([len(str(v).split(",")) for v in body["hydra"]["sweeper"]["params"].values()]))
 
 
 def compute_line(path: Path, runs: list[Run], total: int) -> str:
@@ -155,7 +176,8 @@ def compute_line(path: Path, runs: list[Run], total: int) -> str:
 
 def section(ab: Ablation, path: Path | None) -> tuple[list[str], list[str]]:
     """(markdown lines of the section, one row of the overview table)."""
-    out = [f"## {ab.title}", "", f"**Seeds' claim.** {ab.claim}", "", f"Sweep: `conf/sweep/{ab.sweep}.yaml` "
+    src = " (seed document 004, “建议做的四组对照”, translated)" if ab.direction else ""
+    out = [f"## {ab.title}", "", f"**Seeds' claim{src}.** {ab.claim}", "", f"Sweep: `conf/sweep/{ab.sweep}.yaml` "
            f"(`make sweep SWEEP={ab.sweep}`).", ""]
     all_runs = find_runs(path) if path else []
     runs = finished(all_runs)
@@ -168,7 +190,7 @@ def section(ab: Ablation, path: Path | None) -> tuple[list[str], list[str]]:
         arms.setdefault(f"{ab.axis}={val}", []).append(r)
     base = arms.get(ab.baseline, [])
     seeds = sorted({r.seed for r in runs})
-    out += [f"**Compute.** {compute_line(path, runs, len(all_runs))}.", ""]
+    out += [f"**Compute.** {compute_line(path, runs, planned_runs(ab.sweep))}.", ""]
     out += ["| metric | arm | seeds | mean | 95% CI (t) | Δ vs " + ab.baseline + " | Δ 95% CI (Welch) | "
             "Δ paired 95% CI |", "|---|---|---|---|---|---|---|---|"]
     row = [ab.title, "", str(len(seeds)), "", ""]
@@ -227,7 +249,8 @@ def render(dirs: dict[str, Path | None], notes: dict[str, str]) -> str:
         if ab.sweep in notes:
             body += [notes[ab.sweep].strip(), ""]
     tail = [notes["_end"].strip(), ""] if "_end" in notes else []
-    return "\n".join(head + ["## Overview", ""] + overview + [""] + body + tail) + "\n"
+    intro = [notes["_intro"].strip(), ""] if "_intro" in notes else []
+    return "\n".join(head + intro + ["## Overview", ""] + overview + [""] + body + tail) + "\n"
 
 
 def read_notes(path: Path) -> dict[str, str]:

@@ -84,7 +84,8 @@ def main(argv: list[str]) -> int:
         return 1
     print(
         f"[pipeline] {cfg.name}: {len(man['order'])} stages {'prepared' if dry else 'done'} in {pdir} "
-        f"(manifest {pdir / 'pipeline.json'}; all stages {man['seconds_all_stages']:.0f}s, this invocation "
+        f"(manifest {pdir / 'pipeline.json'}; all stages {man['seconds_all_stages']:.0f}s wall, "
+        f"{man['cpu_seconds_all_stages']:.0f}s CPU; this invocation "
         f"{man['seconds_this_invocation']:.0f}s)",
         file=sys.stderr,
     )

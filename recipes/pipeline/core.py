@@ -6,7 +6,7 @@ The stage registry :data:`STAGES` maps a kind (``task``, ``traces``, ``sft``, ``
 parquet file, ``commands``: the launch commands on veRL, ``metrics``...). :func:`run_pipeline`
 writes ``pipeline.json`` in the pipeline directory after every change: per stage its kind, run
 directory, status (``pending``/``running``/``done``/``failed``/``prepared``), inputs, outputs,
-timings and a *fingerprint* (hash of the stage spec, engine, seed and the fingerprints of its
+timings (wall and process CPU seconds: on a shared machine the first is inflated by other load) and a *fingerprint* (hash of the stage spec, engine, seed and the fingerprints of its
 inputs). A stage whose status is ``done`` with an unchanged fingerprint is skipped; a changed
 stage reruns and so, through the fingerprints, does everything downstream of it. A killed run is
 resumed by running the same command (the interrupted stage restarts; RL stages additionally
@@ -221,7 +221,7 @@ def run_pipeline(
         rec.update({"status": "running", "started": _now(), "fingerprint": spec_fp, "error": None})
         man.save()
         run_dir.mkdir(parents=True, exist_ok=True)
-        t0 = time.time()
+        t0, c0 = time.time(), time.process_time()
         try:
             out = STAGES.get(p.kind)(ctx)
         except BaseException as e:
@@ -248,14 +248,16 @@ def run_pipeline(
                 "outputs": out,
                 "finished": _now(),
                 "seconds": round(time.time() - t0, 1),
+                "cpu_seconds": round(time.process_time() - c0, 1),
             }
         )
         man.save()
-        log(f"[pipeline] {p.name}: {rec['status']} in {rec['seconds']:.0f}s")
+        log(f"[pipeline] {p.name}: {rec['status']} in {rec['seconds']:.0f}s ({rec['cpu_seconds']:.0f}s CPU)")
     man.data["seconds_this_invocation"] = round(time.time() - t_run, 1)
-    man.data["seconds_all_stages"] = round(
-        sum(s.get("seconds", 0) for n, s in man.data["stages"].items() if n in man.data["order"]), 1
-    )
+    for key in ("seconds", "cpu_seconds"):  # wall time is inflated by other load; CPU time much less so
+        man.data[f"{key}_all_stages"] = round(
+            sum(s.get(key) or 0 for n, s in man.data["stages"].items() if n in man.data["order"]), 1
+        )
     if any("commands" in o for o in outputs.values()):
         _write_launch(pipeline_dir, plans, outputs)
         man.data["launch"] = str(pipeline_dir / "pipeline_launch.sh")

@@ -60,6 +60,8 @@ def summarize(per_model: dict[str, list[dict[str, Any]]], compare: list[list[str
 
 
 def _fmt_ci(m: float, lo: float, hi: float) -> str:
+    if np.isnan(lo) or np.isnan(hi):
+        return f"{m:.3f} [n/a: needs >= 2 seeds on each side]"
     return f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
@@ -89,9 +91,9 @@ def write_report(
         for d in res["differences"]:
             lines.append(f"| {d['b']} - {d['a']} | {_fmt_ci(d['diff_b_minus_a'], d['lo'], d['hi'])} |")
     if timings:
-        lines += ["", "| stage | status | seconds | training steps |", "|---|---|---|---|"]
+        lines += ["", "| stage | status | wall s | CPU s | training steps |", "|---|---|---|---|---|"]
         lines += [
-            f"| {k} | {v.get('status')} | {v.get('seconds', '')} | {v.get('steps') or ''} |"
+            f"| {k} | {v.get('status')} | {v.get('seconds', '')} | {v.get('cpu_seconds') or ''} | {v.get('steps') or ''} |"
             for k, v in timings.items()
         ]
     lines += ["", *notes, "", "![accuracy](report.png)", ""]
@@ -177,7 +179,12 @@ def eval_stage(ctx: StageContext) -> dict[str, Any]:
     }
     man = json.loads((ctx.pipeline_dir / "pipeline.json").read_text())
     timings = {
-        k: {"status": v.get("status"), "seconds": v.get("seconds"), "steps": _steps(v.get("outputs") or {})}
+        k: {
+            "status": v.get("status"),
+            "seconds": v.get("seconds"),
+            "cpu_seconds": v.get("cpu_seconds"),
+            "steps": _steps(v.get("outputs") or {}),
+        }
         for k, v in man["stages"].items()
         if k in man["order"] and k != ctx.plan.name
     }
