@@ -2,7 +2,8 @@
 
 :func:`generate` left-pads a batch of prompts, runs the prompt prefill **once per prompt** and
 repeats the KV cache for the ``n`` samples of a group (prefill sharing), then decodes token by
-token with temperature / top-k / top-p, stopping when every row has produced EOS. It returns the
+token with temperature / top-k / top-p; a row that produced EOS is dropped from the batch and
+the KV cache at once (no compute on finished rows), and decoding stops when none is left. It returns the
 log-probability of each sampled token under the temperature-scaled, *unfiltered* distribution
 (what veRL's actor recomputes as ``old_log_probs``), so no second forward pass is needed for them.
 The response mask is built **by position** (every token up to and including the first EOS),
@@ -112,7 +113,7 @@ def generate(
     rows = attn.shape[0]
     tokens = torch.full((rows, max_new_tokens), pad_id, dtype=torch.long)
     logps = torch.zeros((rows, max_new_tokens))
-    done = torch.zeros(rows, dtype=torch.bool)
+    active = torch.arange(rows)  # cache row k holds sample active[k]; finished samples are dropped
     steps = 0
     for t in range(max_new_tokens):
         logp_all = torch.log_softmax(logits.float() / scale, dim=-1)
@@ -121,14 +122,17 @@ def generate(
         else:
             filt = _filter_logits(logits.float() / scale, top_k, top_p)
             tok = torch.multinomial(filt.softmax(-1), 1, generator=generator).squeeze(-1)
-        tok = torch.where(done, torch.full_like(tok, pad_id), tok)
-        tokens[:, t] = tok
-        logps[:, t] = logp_all.gather(-1, tok[:, None]).squeeze(-1)
-        done |= tok == eos_id
+        tokens[active, t] = tok
+        logps[active, t] = logp_all.gather(-1, tok[:, None]).squeeze(-1)
         steps = t + 1
-        if bool(done.all()) or t == max_new_tokens - 1:
+        alive = tok != eos_id
+        if not bool(alive.any()) or t == max_new_tokens - 1:
             break
-        attn = torch.cat([attn, torch.ones((rows, 1), dtype=attn.dtype)], dim=1)
+        if not bool(alive.all()):  # prune finished rows from the batch and the KV cache
+            keep = alive.nonzero().squeeze(-1)
+            cache.batch_select_indices(keep)
+            active, tok, attn, next_pos = active[keep], tok[keep], attn[keep], next_pos[keep]
+        attn = torch.cat([attn, torch.ones((attn.shape[0], 1), dtype=attn.dtype)], dim=1)
         out = model(
             input_ids=tok[:, None],
             attention_mask=attn,
