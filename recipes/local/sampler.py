@@ -163,19 +163,41 @@ def response_logprobs(
     response_mask: torch.Tensor,
     temperature: float = 1.0,
     with_entropy: bool = False,
+    group: int = 1,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-token log-probs (B, R) of ``responses`` (and entropy if asked) under ``model``.
 
-    One forward of the backbone over prompt+response; the LM head runs only on the R positions
-    that predict response tokens. Logits are divided by ``temperature`` as veRL's actor does.
+    The LM head runs only on the R positions that predict response tokens. With ``group=n``
+    (rows ``i*n .. i*n+n-1`` share one prompt) the prompt is encoded once per group and its KV
+    cache repeated for the n responses, with gradients flowing through the shared prompt.
+    Logits are divided by ``temperature`` as veRL's actor does.
     """
     P = prompts.shape[1]
     R = responses.shape[1]
-    ids = torch.cat([prompts, responses], dim=1)
     attn = torch.cat([prompt_mask, response_mask], dim=1)
-    pos = (attn.cumsum(-1) - 1).clamp(min=0)
-    hidden = model.model(input_ids=ids, attention_mask=attn, position_ids=pos).last_hidden_state
-    logits = model.lm_head(hidden[:, P - 1 : P + R - 1]).float()
+    if group > 1:
+        pm = prompt_mask[::group]
+        pos_p = (pm.cumsum(-1) - 1).clamp(min=0)
+        out = model.model(input_ids=prompts[::group], attention_mask=pm, position_ids=pos_p, use_cache=True)
+        cache = out.past_key_values
+        cache.batch_repeat_interleave(group)
+        pos_r = pos_p[:, -1:].repeat_interleave(group, dim=0) + 1 + torch.arange(R)[None]
+        h_r = model.model(
+            input_ids=responses,
+            attention_mask=attn,
+            position_ids=pos_r,
+            past_key_values=cache,
+            use_cache=True,
+        ).last_hidden_state
+        hidden = torch.cat(
+            [out.last_hidden_state[:, -1:].repeat_interleave(group, dim=0), h_r[:, :-1]], dim=1
+        )
+    else:
+        ids = torch.cat([prompts, responses], dim=1)
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)
+        hidden = model.model(input_ids=ids, attention_mask=attn, position_ids=pos).last_hidden_state
+        hidden = hidden[:, P - 1 : P + R - 1]
+    logits = model.lm_head(hidden).float()
     if temperature and temperature != 1.0:
         logits = logits / temperature
     logp = torch.log_softmax(logits, dim=-1)

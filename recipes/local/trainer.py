@@ -197,7 +197,7 @@ class Engine:
         if self.need_ref:
             with torch.no_grad():
                 ref_lp, _ = response_logprobs(
-                    self.ref, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temp
+                    self.ref, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temp, group=self.n
                 )
         uids = [f"{self.step}-{i // self.n}" for i in range(len(texts))]
         values = None
@@ -231,6 +231,7 @@ class Engine:
                     m,
                     temp,
                     with_entropy=True,
+                    group=self.n,  # each prompt encoded once per group (mini-batches hold whole groups)
                 )
                 if not want_ent_grad:
                     ent = ent.detach()

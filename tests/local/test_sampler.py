@@ -111,3 +111,27 @@ def test_tokenizer_roundtrip_through_verl(tmp_path) -> None:
     assert tok(s)["input_ids"] == tok2(s)["input_ids"]
     assert tok2.decode(tok2(s)["input_ids"], skip_special_tokens=True) == s
     assert prompt_ids(tok, "1+2") == prompt_ids(tok2, "1+2")
+
+
+def test_shared_prompt_encoding_matches_full_forward(mt) -> None:
+    """group=n encodes each prompt once: same log-probs and same gradients as the full forward."""
+    model, tok = mt
+    model.train()
+    prompts = [prompt_ids(tok, q) for q in ("1+2", "874+404", "12+5")]
+    ro = generate(
+        model, prompts, 4, 16, tok.eos_token_id, tok.pad_token_id, generator=torch.Generator().manual_seed(2)
+    )
+    m = ro.response_mask
+    grads = []
+    for group in (1, 4):
+        lp, _ = response_logprobs(model, ro.prompts, ro.prompt_mask, ro.responses, m, group=group)
+        (lp * m).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+        model.zero_grad(set_to_none=True)
+        if group == 1:
+            ref = lp.detach()
+        else:
+            torch.testing.assert_close(lp.detach() * m, ref * m, atol=1e-5, rtol=0)
+    for a, b in zip(*grads, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+    model.eval()
