@@ -62,13 +62,16 @@ def _multirun_dir() -> Path | None:
 
 def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], list[str]]:
     """Compose + pick the engine + apply the scale profile; returns (cfg, engine, scale_changes, overrides)."""
-    cfg = compose(overrides)
+    # `local.*` keys exist only once a scale profile adds them: force-add them (``++``), and leave them
+    # out of the first composition, which only decides the engine.
+    overrides = [f"++{o}" if o.startswith("local.") else o for o in overrides]
+    cfg = compose([o for o in overrides if not _key(o).startswith("local.")])
     engine = resolve_engine(cfg.engine.name)
     if engine == "local" and not any(_key(o) == "scale" for o in overrides):
         log("[scale] engine=local and no scale given: using scale=laptop (a ~1M-parameter model on the "
             "embedded arithmetic task; the recipe's algorithmic settings are kept). Pass scale=... to change.")
         overrides = [*overrides, "scale=laptop"]
-        cfg = compose(overrides)
+    cfg = compose(overrides)
     changes: list[tuple] = []
     if cfg.rlvr.scale is not None:
         published = compose([o for o in overrides if _key(o) != "scale"])
@@ -173,4 +176,7 @@ if __name__ == "__main__":
     except ValueError as err:
         log(f"error: {err}")
         sys.exit(2)
+    # `local.*` (local-engine knobs) exist only once the laptop profile is chosen, which happens
+    # after Hydra composes; force-add them so `local.eval_samples=64` works as users expect.
+    sys.argv = [f"++{a}" if a.startswith("local.") else a for a in sys.argv]
     main()
