@@ -100,8 +100,10 @@ def _value(run: Run, m: Metric) -> float:
     return float(v[-1] if m.how == "last" else v.mean())
 
 
-def _f(x: float, nd: int = 3) -> str:
-    return "n/a" if x is None or not np.isfinite(x) else f"{x:+.{nd}f}" if nd < 0 else f"{x:.{nd}f}"
+def _f(x: float, nd: int = 3, sign: bool = False) -> str:
+    if x is None or not np.isfinite(x):
+        return "n/a"
+    return f"{x:+.{nd}f}" if sign else f"{x:.{nd}f}"
 
 
 def _ci(lo: float, hi: float) -> str:
@@ -207,7 +209,7 @@ def section(ab: Ablation, path: Path | None) -> tuple[list[str], list[str]]:
                 d, dlo, dhi = welch_diff_ci(bv, v)
                 pd = paired(base, rs, m)
                 plo, phi = t_ci(pd)
-                cells += [_f(d, -3), _ci(dlo, dhi), _ci(plo, phi)]
+                cells += [_f(d, 3, sign=True), _ci(dlo, dhi), _ci(plo, phi)]
                 if i == 0 and ab.direction:
                     v_ = verdict(pd, ab.direction)
                     n = seeds_needed(pd, ab.delta)

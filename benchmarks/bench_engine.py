@@ -184,11 +184,11 @@ def savings(model, tok, prompts, reps: int) -> None:
     ro = generate(model, ids, 8, 64, eos, pad, generator=g)
     R = int(ro.response_mask.sum(-1).max())
 
-    def fwd_bwd(resp_only: bool, width: int) -> None:
+    def fwd_bwd(resp_only: bool, width: int, group: int = 1) -> None:
         resp = torch.nn.functional.pad(ro.responses, (0, width - ro.responses.shape[1]), value=pad)[:, :width]
         m = torch.nn.functional.pad(ro.response_mask, (0, width - ro.response_mask.shape[1]))[:, :width]
         if resp_only:
-            lp, _ = response_logprobs(model, ro.prompts, ro.prompt_mask, resp, m)
+            lp, _ = response_logprobs(model, ro.prompts, ro.prompt_mask, resp, m, group=group)
         else:
             P = ro.prompts.shape[1]
             seq = torch.cat([ro.prompts, resp], 1)
@@ -208,6 +208,7 @@ def savings(model, tok, prompts, reps: int) -> None:
         "generate, prefill per sample": _median_time(
             lambda: generate(model, rows, 1, 64, eos, pad, generator=g), reps
         ),
+        "fwd+bwd, prompt encoded once per group (engine)": _median_time(lambda: fwd_bwd(True, R, 8), reps),
         "fwd+bwd, LM head on response positions only": _median_time(lambda: fwd_bwd(True, R), reps),
         "fwd+bwd, logits for every position": _median_time(lambda: fwd_bwd(False, R), reps),
         "fwd+bwd, padded to max_response_length (64)": _median_time(lambda: fwd_bwd(True, 64), reps),

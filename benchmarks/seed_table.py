@@ -71,7 +71,9 @@ def main(argv: list[str] | None = None) -> None:
     with ThreadPoolExecutor(a.jobs) as ex:
         rows = list(ex.map(lambda j: run_one(j[0], j[1], a.out, j[2], j[3]), jobs))
     (a.out / "table.json").write_text(json.dumps(rows, indent=2) + "\n")
-    print("| recipe | seed | start | end | gain | minutes (wall) | RL minutes | setup minutes | CPU minutes |")
+    print(
+        "| recipe | seed | start | end | gain | minutes (wall) | RL minutes | setup minutes | CPU minutes |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in sorted(rows, key=lambda x: (x["recipe"], x["seed"])):
         if "error" in r:
