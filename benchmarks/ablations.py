@@ -52,43 +52,78 @@ class Ablation:
 
 ABLATIONS = (
     Ablation(
-        "dynamic_sampling", "filter", "Dynamic-sampling filter off vs on",
+        "dynamic_sampling",
+        "filter",
+        "Dynamic-sampling filter off vs on",
         "Turning off DAPO's dynamic-sampling filter changes the share of useful gradient samples and "
         "slows convergence (“the most direct demonstration of why difficulty filtering is needed”).",
         "filter=none",
-        (Metric("held-out accuracy, final", VAL_ACC), Metric("held-out accuracy, mean over evals", VAL_ACC, "mean"),
-         Metric("zero-variance groups in the batch", "rlvr/zero_variance_group_frac", "mean"),
-         Metric("generation batches per step", "train/num_gen_batches", "mean")),
-        +1, 0.03),
+        (
+            Metric("held-out accuracy, final", VAL_ACC),
+            Metric("held-out accuracy, mean over evals", VAL_ACC, "mean"),
+            Metric("zero-variance groups in the batch", "rlvr/zero_variance_group_frac", "mean"),
+            Metric("generation batches per step", "train/num_gen_batches", "mean"),
+        ),
+        +1,
+        0.03,
+    ),
     Ablation(
-        "kl_coef", "kl", "KL coefficient 0 vs 0.01 vs 0.05",
+        "kl_coef",
+        "kl",
+        "KL coefficient 0 vs 0.01 vs 0.05",
         "Raising beta from 0 to 0.01 / 0.05 visibly slows the rise of the reward curve and changes the "
         "generation length: KL drags exploration down.",
         "kl=none",
-        (Metric("held-out accuracy, final", VAL_ACC), Metric("training score, mean over steps", "critic/score/mean", "mean"),
-         Metric("response length, mean over steps", "response_length/mean", "mean"),
-         Metric("KL to reference, final", "actor/kl_loss")),
-        -1, 0.03),
+        (
+            Metric("held-out accuracy, final", VAL_ACC),
+            Metric("training score, mean over steps", "critic/score/mean", "mean"),
+            Metric("response length, mean over steps", "response_length/mean", "mean"),
+            Metric("KL to reference, final", "actor/kl_loss"),
+        ),
+        -1,
+        0.03,
+    ),
     Ablation(
-        "loss_norm", "agg", "Loss normalisation: batch token-mean vs per-sequence vs constant",
+        "loss_norm",
+        "agg",
+        "Loss normalisation: batch token-mean vs per-sequence vs constant",
         "GRPO's per-sequence mean, compared with DAPO's normalisation by the batch's total tokens, shows "
         "a different mean generation length: the length bias (long wrong answers are punished less per token).",
         "agg=token_mean",
-        (Metric("response length, final", "response_length/mean"), Metric("held-out accuracy, final", VAL_ACC)),
-        +1, 2.0),
+        (
+            Metric("response length, final", "response_length/mean"),
+            Metric("held-out accuracy, final", VAL_ACC),
+        ),
+        +1,
+        2.0,
+    ),
     Ablation(
-        "format_weight", "verifier", "Format-reward weight 0 vs 0.1",
+        "format_weight",
+        "verifier",
+        "Format-reward weight 0 vs 0.1",
         "With format_weight = 0 the model starts, after some steps, to emit answers that cannot be parsed, "
         "and the accuracy evaluation breaks down with them.",
         "verifier=format",
-        (Metric("held-out well-formed share, final", "val-aux/arithmetic/format/mean@1"),
-         Metric("held-out accuracy, final", VAL_ACC)),
-        -1, 0.03),
+        (
+            Metric("held-out well-formed share, final", "val-aux/arithmetic/format/mean@1"),
+            Metric("held-out accuracy, final", VAL_ACC),
+        ),
+        -1,
+        0.03,
+    ),
     Ablation(
-        "loss_variants", "recipe", "Loss variants: grpo, dapo, drgrpo, cispo, gspo (comparison, no claim)",
-        "(no claim: the recipes side by side at one scale)", "recipe=dapo",
-        (Metric("held-out accuracy, final", VAL_ACC), Metric("response length, final", "response_length/mean")),
-        0, 0.03),
+        "loss_variants",
+        "recipe",
+        "Loss variants: grpo, dapo, drgrpo, cispo, gspo (comparison, no claim)",
+        "(no claim: the recipes side by side at one scale)",
+        "recipe=dapo",
+        (
+            Metric("held-out accuracy, final", VAL_ACC),
+            Metric("response length, final", "response_length/mean"),
+        ),
+        0,
+        0.03,
+    ),
 )
 
 
@@ -171,16 +206,24 @@ def compute_line(path: Path, runs: list[Run], total: int) -> str:
     rec = json.loads((path / "sweep.json").read_text()) if (path / "sweep.json").is_file() else {}
     mins = [json.loads((r.path / "summary.json").read_text()).get("minutes", 0.0) for r in runs]
     wall = f"{rec['wall_minutes']:.0f} wall minutes" if "wall_minutes" in rec else "wall time not recorded"
-    return (f"{len(runs)} of {total} runs finished, {wall}, {sum(mins):.0f} run-minutes "
-            f"(2 runs in parallel, 1 thread each, shared 2-core machine); directory `{path}`, "
-            f"report `{path}/report/`")
+    return (
+        f"{len(runs)} of {total} runs finished, {wall}, {sum(mins):.0f} run-minutes "
+        f"(2 runs in parallel, 1 thread each, shared 2-core machine); directory `{path}`, "
+        f"report `{path}/report/`"
+    )
 
 
 def section(ab: Ablation, path: Path | None) -> tuple[list[str], list[str]]:
     """(markdown lines of the section, one row of the overview table)."""
     src = " (seed document 004, “建议做的四组对照”, translated)" if ab.direction else ""
-    out = [f"## {ab.title}", "", f"**Seeds' claim{src}.** {ab.claim}", "", f"Sweep: `conf/sweep/{ab.sweep}.yaml` "
-           f"(`make sweep SWEEP={ab.sweep}`).", ""]
+    out = [
+        f"## {ab.title}",
+        "",
+        f"**Seeds' claim{src}.** {ab.claim}",
+        "",
+        f"Sweep: `conf/sweep/{ab.sweep}.yaml` (`make sweep SWEEP={ab.sweep}`).",
+        "",
+    ]
     all_runs = find_runs(path) if path else []
     runs = finished(all_runs)
     if not runs:
@@ -193,16 +236,24 @@ def section(ab: Ablation, path: Path | None) -> tuple[list[str], list[str]]:
     base = arms.get(ab.baseline, [])
     seeds = sorted({r.seed for r in runs})
     out += [f"**Compute.** {compute_line(path, runs, planned_runs(ab.sweep))}.", ""]
-    out += ["| metric | arm | seeds | mean | 95% CI (t) | Δ vs " + ab.baseline + " | Δ 95% CI (Welch) | "
-            "Δ paired 95% CI |", "|---|---|---|---|---|---|---|---|"]
+    out += [
+        "| metric | arm | seeds | mean | 95% CI (t) | Δ vs " + ab.baseline + " | Δ 95% CI (Welch) | "
+        "Δ paired 95% CI |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     row = [ab.title, "", str(len(seeds)), "", ""]
     for i, m in enumerate(ab.metrics):
         bv = np.array([_value(r, m) for r in base])
         for label, rs in arms.items():
             v = np.array([_value(r, m) for r in rs])
             lo, hi = t_ci(v)
-            cells = [m.label + (" (primary)" if i == 0 else ""), f"`{label}`", str(np.isfinite(v).sum()),
-                     _f(np.nanmean(v) if np.isfinite(v).any() else np.nan), _ci(lo, hi)]
+            cells = [
+                m.label + (" (primary)" if i == 0 else ""),
+                f"`{label}`",
+                str(np.isfinite(v).sum()),
+                _f(np.nanmean(v) if np.isfinite(v).any() else np.nan),
+                _ci(lo, hi),
+            ]
             if label == ab.baseline or not base:
                 cells += ["–", "–", "–"]
             else:
@@ -241,8 +292,10 @@ def render(dirs: dict[str, Path | None], notes: dict[str, str]) -> str:
         "No correction for multiple comparisons; secondary metrics are descriptive.",
         "",
     ]
-    overview = ["| ablation | verdict (primary metric) | seeds | Δ primary, paired 95% CI | seeds needed (80% power) |",
-                "|---|---|---|---|---|"]
+    overview = [
+        "| ablation | verdict (primary metric) | seeds | Δ primary, paired 95% CI | seeds needed (80% power) |",
+        "|---|---|---|---|---|",
+    ]
     body: list[str] = []
     for ab in ABLATIONS:
         lines, row = section(ab, dirs.get(ab.sweep))

@@ -67,7 +67,9 @@ def flatten(cfg: Any, prefix: str = "", resolve: bool = True) -> dict[str, Any]:
     return out
 
 
-def diff(before: DictConfig, after: DictConfig, ignore: tuple[str, ...] = ("run_dir", "hydra")) -> list[tuple[str, Any, Any]]:
+def diff(
+    before: DictConfig, after: DictConfig, ignore: tuple[str, ...] = ("run_dir", "hydra")
+) -> list[tuple[str, Any, Any]]:
     """Keys set to different values (interpolations compared as written): ``[(key, before, after)]``."""
     a, b = flatten(before, resolve=False), flatten(after, resolve=False)
     rows = []

@@ -53,25 +53,48 @@ def verl_config(cfg: DictConfig) -> DictConfig:
 
 def launch_commands(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
     """The command lines that train this config with veRL, in order."""
-    base = [sys.executable, "-m", "verl.trainer.main_ppo", f"--config-path={run_dir.resolve()}",
-            "--config-name=verl_config"]
+    base = [
+        sys.executable,
+        "-m",
+        "verl.trainer.main_ppo",
+        f"--config-path={run_dir.resolve()}",
+        "--config-name=verl_config",
+    ]
     every = cfg.rlvr.get("ref_reset_steps")
     total = cfg.trainer.total_training_steps
     if not every:
         return [base]
     if not isinstance(total, int) or total <= 0:
-        raise ValueError("[trainer.total_training_steps] rlvr.ref_reset_steps needs a fixed number of steps; "
-                         "fix: set trainer.total_training_steps")
+        raise ValueError(
+            "[trainer.total_training_steps] rlvr.ref_reset_steps needs a fixed number of steps; "
+            "fix: set trainer.total_training_steps"
+        )
     ckpt = Path(str(cfg.trainer.default_local_dir))
     cmds: list[list[str]] = []
     for k in range(1, math.ceil(total / every) + 1):
-        seg = [*base, f"trainer.total_training_steps={min(k * every, total)}", "trainer.resume_mode=auto",
-               f"trainer.save_freq={every}"]
+        seg = [
+            *base,
+            f"trainer.total_training_steps={min(k * every, total)}",
+            "trainer.resume_mode=auto",
+            f"trainer.save_freq={every}",
+        ]
         if k > 1:
             step = (k - 1) * every
             merged = run_dir.resolve() / "ref_reset" / f"step_{step}"
-            cmds.append([sys.executable, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
-                         "--local_dir", str(ckpt / f"global_step_{step}" / "actor"), "--target_dir", str(merged)])
+            cmds.append(
+                [
+                    sys.executable,
+                    "-m",
+                    "verl.model_merger",
+                    "merge",
+                    "--backend",
+                    "fsdp",
+                    "--local_dir",
+                    str(ckpt / f"global_step_{step}" / "actor"),
+                    "--target_dir",
+                    str(merged),
+                ]
+            )
             seg.append(f"actor_rollout_ref.model.path={merged}")
         cmds.append(seg)
     return cmds
@@ -82,8 +105,12 @@ def prepare(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
     run_dir.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(verl_config(cfg), run_dir / "verl_config.yaml")
     cmds = launch_commands(cfg, run_dir)
-    lines = ["#!/usr/bin/env bash", "# Launches this run with veRL's own trainer (written by recipes.run).",
-             "set -euo pipefail", f"export VERL_FILE_LOGGER_PATH={shlex.quote(str(run_dir.resolve() / 'metrics.jsonl'))}"]
+    lines = [
+        "#!/usr/bin/env bash",
+        "# Launches this run with veRL's own trainer (written by recipes.run).",
+        "set -euo pipefail",
+        f"export VERL_FILE_LOGGER_PATH={shlex.quote(str(run_dir.resolve() / 'metrics.jsonl'))}",
+    ]
     lines += [shlex.join(c) for c in cmds]
     (run_dir / "launch.sh").write_text("\n".join(lines) + "\n")
     (run_dir / "launch.sh").chmod(0o755)
@@ -96,6 +123,7 @@ def launch(run_dir: Path) -> int:
         raise EngineUnavailable(
             "engine=verl needs CUDA GPUs and none is visible here (veRL 0.9.1's trainer has no CPU path: "
             "Ray resource pools demand GPUs and the rollout needs vLLM/SGLang). Use engine=local to run "
-            f"this recipe in miniature on the CPU, or launch {run_dir / 'launch.sh'} on a GPU machine.")
+            f"this recipe in miniature on the CPU, or launch {run_dir / 'launch.sh'} on a GPU machine."
+        )
     env = dict(os.environ)
     return subprocess.call(["bash", str(run_dir / "launch.sh")], env=env)

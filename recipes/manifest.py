@@ -25,8 +25,9 @@ PACKAGES = ("verl", "torch", "transformers", "vllm", "math-verify", "hydra-core"
 
 def _git(*args: str) -> str | None:
     try:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -61,8 +62,15 @@ def data_hashes(cfg: DictConfig) -> dict[str, str | None]:
     return out
 
 
-def write_manifest(run_dir: Path, cfg: DictConfig, *, engine: str, overrides: list[str],
-                   scale_changes: list[tuple[str, Any, Any]], launch: list[str] | None = None) -> dict[str, Any]:
+def write_manifest(
+    run_dir: Path,
+    cfg: DictConfig,
+    *,
+    engine: str,
+    overrides: list[str],
+    scale_changes: list[tuple[str, Any, Any]],
+    launch: list[str] | None = None,
+) -> dict[str, Any]:
     """Write ``run_dir/run.json`` and return its content."""
     status = _git("status", "--porcelain")
     manifest = {

@@ -48,7 +48,9 @@ def default_run_dir(cfg: DictConfig, overrides: list[str], engine: str) -> Path:
     """``runs/<recipe>/<scale>-seed<seed>-<hash>``: the same command maps to the same directory."""
     kept = sorted(o for o in overrides if _key(o) not in _NO_HASH)
     digest = hashlib.sha256("\n".join([engine, *kept]).encode()).hexdigest()[:8]
-    return Path("runs") / str(cfg.rlvr.recipe) / f"{cfg.rlvr.scale or 'published'}-seed{cfg.rlvr.seed}-{digest}"
+    return (
+        Path("runs") / str(cfg.rlvr.recipe) / f"{cfg.rlvr.scale or 'published'}-seed{cfg.rlvr.seed}-{digest}"
+    )
 
 
 def _multirun_dir() -> Path | None:
@@ -68,8 +70,10 @@ def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], 
     cfg = compose([o for o in overrides if not _key(o).startswith("local.")])
     engine = resolve_engine(cfg.engine.name)
     if engine == "local" and not any(_key(o) == "scale" for o in overrides):
-        log("[scale] engine=local and no scale given: using scale=laptop (a ~1M-parameter model on the "
-            "embedded arithmetic task; the recipe's algorithmic settings are kept). Pass scale=... to change.")
+        log(
+            "[scale] engine=local and no scale given: using scale=laptop (a ~1M-parameter model on the "
+            "embedded arithmetic task; the recipe's algorithmic settings are kept). Pass scale=... to change."
+        )
         overrides = [*overrides, "scale=laptop"]
     cfg = compose(overrides)
     changes: list[tuple] = []
@@ -87,11 +91,15 @@ def run(overrides: list[str]) -> int:
     except ValueError as e:
         log(f"error: {e}")
         return 2
-    run_dir = Path(cfg.run_dir) if cfg.run_dir else (_multirun_dir() or default_run_dir(cfg, overrides, engine))
+    run_dir = (
+        Path(cfg.run_dir) if cfg.run_dir else (_multirun_dir() or default_run_dir(cfg, overrides, engine))
+    )
     cfg = compose([*[o for o in overrides if _key(o) != "run_dir"], f"run_dir={run_dir}"])
     with open_dict(cfg):
         cfg.engine.name = engine
-    log(f"[recipe] {cfg.rlvr.recipe}  [engine] {engine}  [scale] {cfg.rlvr.scale or 'published'}  [run_dir] {run_dir}")
+    log(
+        f"[recipe] {cfg.rlvr.recipe}  [engine] {engine}  [scale] {cfg.rlvr.scale or 'published'}  [run_dir] {run_dir}"
+    )
     if changes:
         log(f"[scale] scale={cfg.rlvr.scale} changed {len(changes)} keys (published -> used):")
         for key, before, after in changes:
@@ -114,14 +122,23 @@ def run(overrides: list[str]) -> int:
         cmds = prepare(cfg, run_dir)
     else:
         cmds = [[sys.executable, "-m", "recipes.run", *overrides, f"run_dir={run_dir}", "engine=local"]]
-        (run_dir / "launch.sh").write_text("#!/usr/bin/env bash\nset -euo pipefail\n"
-                                           + "\n".join(" ".join(c) for c in cmds) + "\n")
-    write_manifest(run_dir, cfg, engine=engine, overrides=overrides, scale_changes=changes,
-                   launch=[" ".join(c) for c in cmds])
+        (run_dir / "launch.sh").write_text(
+            "#!/usr/bin/env bash\nset -euo pipefail\n" + "\n".join(" ".join(c) for c in cmds) + "\n"
+        )
+    write_manifest(
+        run_dir,
+        cfg,
+        engine=engine,
+        overrides=overrides,
+        scale_changes=changes,
+        launch=[" ".join(c) for c in cmds],
+    )
     if cfg.dry_run:
         sys.stdout.write(OmegaConf.to_yaml(verl_config(cfg)))
-        log(f"[dry_run] resolved config, manifest and launch command written to {run_dir}/ "
-            f"(launch: {run_dir / 'launch.sh'}); nothing was launched.")
+        log(
+            f"[dry_run] resolved config, manifest and launch command written to {run_dir}/ "
+            f"(launch: {run_dir / 'launch.sh'}); nothing was launched."
+        )
         return 0
     if engine == "verl":
         try:
@@ -142,16 +159,22 @@ def _local():
     try:
         import recipes.local as local
     except ImportError as e:
-        raise EngineUnavailable(f"engine=local is not available yet ({e}); use engine=verl on a GPU machine") from e
+        raise EngineUnavailable(
+            f"engine=local is not available yet ({e}); use engine=verl on a GPU machine"
+        ) from e
     if not all(hasattr(local, name) for name in ("check_supported", "run_local")):
-        raise EngineUnavailable("engine=local is not available yet in this checkout; use engine=verl on a GPU machine")
+        raise EngineUnavailable(
+            "engine=local is not available yet in this checkout; use engine=verl on a GPU machine"
+        )
     return local
 
 
 def _format_summary(s: dict) -> str:
-    return (f"\n=== {s.get('recipe', '')} done: held-out accuracy {s.get('start_acc', float('nan')):.3f} -> "
-            f"{s.get('end_acc', float('nan')):.3f} in {s.get('steps')} steps, {s.get('minutes', 0):.1f} min; "
-            f"run dir {s.get('run_dir')} ===")
+    return (
+        f"\n=== {s.get('recipe', '')} done: held-out accuracy {s.get('start_acc', float('nan')):.3f} -> "
+        f"{s.get('end_acc', float('nan')):.3f} in {s.get('steps')} steps, {s.get('minutes', 0):.1f} min; "
+        f"run dir {s.get('run_dir')} ==="
+    )
 
 
 @hydra.main(config_path="../conf", config_name="config", version_base=None)
@@ -160,7 +183,9 @@ def main(cfg: DictConfig) -> None:
 
     overrides = list(HydraConfig.get().overrides.task)
     if not any(_key(o) == "recipe" for o in overrides):
-        log(f"note: no recipe=... given; composing the bare defaults. Recipes: {', '.join(options('recipe'))}")
+        log(
+            f"note: no recipe=... given; composing the bare defaults. Recipes: {', '.join(options('recipe'))}"
+        )
     code = run(overrides)
     if code:
         sys.exit(code)

@@ -59,7 +59,10 @@ def arms(name: str, extra: list[str] = ()) -> list[list[str]]:
     """Every arm of the sweep as a list of overrides (cartesian product of the params, in their order)."""
     params = sweep_params(name, extra)
     keys = list(params)
-    return [[f"{k}={v}" for k, v in zip(keys, combo, strict=True)] for combo in itertools.product(*params.values())]
+    return [
+        [f"{k}={v}" for k, v in zip(keys, combo, strict=True)]
+        for combo in itertools.product(*params.values())
+    ]
 
 
 def _key(ov: str) -> str:
@@ -93,7 +96,11 @@ def prepare(name: str, extra: list[str] = (), log=print) -> list[str]:
         tmp = target.with_name(target.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("rlvr_meta.json", ".*"))
-        stamp = {"copied_from": str(src), "by": "recipes.sweep (rlvr.sweep.cold_start=default)", "sweep": name}
+        stamp = {
+            "copied_from": str(src),
+            "by": "recipes.sweep (rlvr.sweep.cold_start=default)",
+            "sweep": name,
+        }
         (tmp / "sweep_cold_start.json").write_text(json.dumps(stamp, indent=2) + "\n")
         tmp.rename(target)
         log(f"[sweep] cold start for seed {seed}: {src} -> {target}")
@@ -122,14 +129,28 @@ def main(argv: list[str]) -> int:
     out = Path("multirun") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     launcher = args.get("launcher", "local_parallel")
     prepare(name, extra, log=lambda m: print(m, file=sys.stderr))
-    cmd = [sys.executable, "-m", "recipes.run", "-m", f"sweep={name}", f"hydra/launcher={launcher}",
-           f"hydra.sweep.dir={out}", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "recipes.run",
+        "-m",
+        f"sweep={name}",
+        f"hydra/launcher={launcher}",
+        f"hydra.sweep.dir={out}",
+        *extra,
+    ]
     print("[sweep] " + " ".join(cmd), file=sys.stderr)
     code = subprocess.call(cmd)
     out.mkdir(parents=True, exist_ok=True)
-    record = {"sweep": name, "runs": len(plan), "launcher": launcher, "overrides": extra, "exit_code": code,
-              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-              "wall_minutes": round((time.time() - t0) / 60, 2)}
+    record = {
+        "sweep": name,
+        "runs": len(plan),
+        "launcher": launcher,
+        "overrides": extra,
+        "exit_code": code,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
+        "wall_minutes": round((time.time() - t0) / 60, 2),
+    }
     (out / "sweep.json").write_text(json.dumps(record, indent=2) + "\n")
     if code:
         print(f"error: the sweep exited with {code}; finished arms are in {out}", file=sys.stderr)

@@ -16,8 +16,10 @@ from recipes.compose import compose, options
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 START, END = "<!-- recipes-table:start -->", "<!-- recipes-table:end -->"
-HEADER = ("| recipe | advantage | policy loss | aggregation | clip (low/high) | KL | dynamic sampling "
-          "| overlong | G | prompts/step | max resp. | lr | model |")
+HEADER = (
+    "| recipe | advantage | policy loss | aggregation | clip (low/high) | KL | dynamic sampling "
+    "| overlong | G | prompts/step | max resp. | lr | model |"
+)
 
 
 def _kl(cfg: DictConfig) -> str:
@@ -36,14 +38,26 @@ def _kl(cfg: DictConfig) -> str:
 def row(recipe: str) -> str:
     cfg = compose([f"recipe={recipe}"])
     a, alg = cfg.actor_rollout_ref.actor, cfg.algorithm
-    adv = alg.adv_estimator + ("" if alg.adv_estimator != "grpo" else (" (std)" if alg.norm_adv_by_std_in_grpo else " (no std)"))
+    adv = alg.adv_estimator + (
+        "" if alg.adv_estimator != "grpo" else (" (std)" if alg.norm_adv_by_std_in_grpo else " (no std)")
+    )
     fg = alg.filter_groups
     ob = (cfg.reward.get("reward_kwargs") or {}).get("overlong_buffer_cfg") or {}
-    cells = [f"`{recipe}`", adv, a.policy_loss.loss_mode, a.loss_agg_mode, f"{a.clip_ratio_low:g}/{a.clip_ratio_high:g}",
-             _kl(cfg), f"{fg.metric}, ≤{fg.max_num_gen_batches} batches" if fg.enable else "off",
-             f"buffer {ob['len']}" if ob.get("enable") else "off", str(cfg.actor_rollout_ref.rollout.n),
-             str(cfg.data.train_batch_size), str(cfg.data.max_response_length), f"{a.optim.lr:g}",
-             str(cfg.actor_rollout_ref.model.path)]
+    cells = [
+        f"`{recipe}`",
+        adv,
+        a.policy_loss.loss_mode,
+        a.loss_agg_mode,
+        f"{a.clip_ratio_low:g}/{a.clip_ratio_high:g}",
+        _kl(cfg),
+        f"{fg.metric}, ≤{fg.max_num_gen_batches} batches" if fg.enable else "off",
+        f"buffer {ob['len']}" if ob.get("enable") else "off",
+        str(cfg.actor_rollout_ref.rollout.n),
+        str(cfg.data.train_batch_size),
+        str(cfg.data.max_response_length),
+        f"{a.optim.lr:g}",
+        str(cfg.actor_rollout_ref.model.path),
+    ]
     return "| " + " | ".join(cells) + " |"
 
 

@@ -24,7 +24,13 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from recipes.rules import check_rules
 from recipes.typecheck import type_errors
 
-AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+AGG_MODES = (
+    "token-mean",
+    "token-sum",
+    "seq-mean-token-sum",
+    "seq-mean-token-mean",
+    "seq-mean-token-sum-norm",
+)
 
 
 class ConfigError(ValueError):
@@ -48,8 +54,11 @@ def _verl_checks(cfg: DictConfig, engine: str) -> list[str]:
     from verl.utils.config import omega_conf_to_dataclass, validate_config
 
     errs: list[str] = []
-    sections = {"algorithm": cfg.algorithm, "actor_rollout_ref.actor": cfg.actor_rollout_ref.actor,
-                "actor_rollout_ref.rollout": cfg.actor_rollout_ref.rollout}
+    sections = {
+        "algorithm": cfg.algorithm,
+        "actor_rollout_ref.actor": cfg.actor_rollout_ref.actor,
+        "actor_rollout_ref.rollout": cfg.actor_rollout_ref.rollout,
+    }
     for name, node in sections.items():
         try:
             _quiet(omega_conf_to_dataclass, node)
@@ -64,8 +73,10 @@ def _verl_checks(cfg: DictConfig, engine: str) -> list[str]:
     except Exception as e:  # noqa: BLE001
         errs.append(f"[actor_rollout_ref.actor.policy_loss.loss_mode] {e}")
     if cfg.actor_rollout_ref.actor.loss_agg_mode not in AGG_MODES:
-        errs.append(f"[actor_rollout_ref.actor.loss_agg_mode] {cfg.actor_rollout_ref.actor.loss_agg_mode!r}; "
-                    f"fix: one of {', '.join(AGG_MODES)}")
+        errs.append(
+            f"[actor_rollout_ref.actor.loss_agg_mode] {cfg.actor_rollout_ref.actor.loss_agg_mode!r}; "
+            f"fix: one of {', '.join(AGG_MODES)}"
+        )
     if errs:  # validate_config would only repeat the dataclass failures
         return errs
     checked = cfg
@@ -98,8 +109,10 @@ def _reward_checks(cfg: DictConfig) -> list[str]:
 
             _quiet(load_extern_object, module_path=fn.path, object_name=fn.name)
         except Exception as e:  # noqa: BLE001
-            errs.append(f"[reward.custom_reward_function.path] cannot load {fn.name!r} from {fn.path!r}: "
-                        f"{type(e).__name__}: {e}")
+            errs.append(
+                f"[reward.custom_reward_function.path] cannot load {fn.name!r} from {fn.path!r}: "
+                f"{type(e).__name__}: {e}"
+            )
     return errs
 
 

@@ -13,8 +13,9 @@ from recipes.table import README, readme_table, table
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "recipes.run", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "recipes.run", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_dry_run_verl_published_scale(tmp_path):
@@ -58,8 +59,14 @@ def test_unknown_recipe_lists_available(tmp_path):
 
 
 def test_bad_config_exits_nonzero_naming_key(tmp_path):
-    p = _run("recipe=dapo", "engine=verl", "dry_run=true", "actor_rollout_ref.rollout.temperature=0",
-             f"run_dir={tmp_path / 'bad'}", cwd=tmp_path)
+    p = _run(
+        "recipe=dapo",
+        "engine=verl",
+        "dry_run=true",
+        "actor_rollout_ref.rollout.temperature=0",
+        f"run_dir={tmp_path / 'bad'}",
+        cwd=tmp_path,
+    )
     assert p.returncode == 2
     assert "actor_rollout_ref.rollout.temperature" in p.stderr and "nothing was launched" in p.stderr
     assert not (tmp_path / "bad" / "launch.sh").exists()
@@ -72,4 +79,6 @@ def test_verl_engine_without_gpu_stops_at_once(tmp_path):
 
 
 def test_readme_table_matches_configs():
-    assert readme_table(README.read_text()) == table(), "README recipe table is stale: python -m recipes.table --write"
+    assert readme_table(README.read_text()) == table(), (
+        "README recipe table is stale: python -m recipes.table --write"
+    )

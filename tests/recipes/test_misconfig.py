@@ -12,41 +12,141 @@ from recipes.validate import ConfigError, validate
 # (overrides on top of recipe=dapo, engine, substring the error must contain)
 BAD = [
     ("typo in a key", ["actor_rollout_ref.actor.clip_ratio_hgh=0.3"], "verl", "clip_ratio_hgh"),
-    ("string for a float", ["actor_rollout_ref.actor.clip_ratio_high=abc"], "verl", "actor_rollout_ref.actor.clip_ratio_high"),
-    ("string for a bool", ["actor_rollout_ref.actor.use_kl_loss=maybe"], "verl", "actor_rollout_ref.actor.use_kl_loss"),
+    (
+        "string for a float",
+        ["actor_rollout_ref.actor.clip_ratio_high=abc"],
+        "verl",
+        "actor_rollout_ref.actor.clip_ratio_high",
+    ),
+    (
+        "string for a bool",
+        ["actor_rollout_ref.actor.use_kl_loss=maybe"],
+        "verl",
+        "actor_rollout_ref.actor.use_kl_loss",
+    ),
     ("float for an int", ["data.train_batch_size=8.5"], "verl", "data.train_batch_size"),
     ("unknown advantage estimator", ["algorithm.adv_estimator=grpoo"], "verl", "algorithm.adv_estimator"),
-    ("'dapo' is not a loss mode", ["actor_rollout_ref.actor.policy_loss.loss_mode=dapo"], "verl",
-     "actor_rollout_ref.actor.policy_loss.loss_mode"),
-    ("unknown aggregation", ["actor_rollout_ref.actor.loss_agg_mode=seq-mean"], "verl",
-     "actor_rollout_ref.actor.loss_agg_mode"),
-    ("GRPO with one rollout", ["actor_rollout_ref.rollout.n=1", "filter=none"], "verl", "actor_rollout_ref.rollout.n"),
-    ("dynamic sampling with one rollout", ["actor_rollout_ref.rollout.n=1"], "verl", "algorithm.filter_groups.enable"),
-    ("filter on a metric nobody logs", ["algorithm.filter_groups.metric=accuracy"], "verl", "algorithm.filter_groups.metric"),
-    ("KL in reward and in loss", ["kl=k3_0.01", "algorithm.use_kl_in_reward=true"], "verl", "algorithm.use_kl_in_reward"),
-    ("KL coefficient without KL loss", ["actor_rollout_ref.actor.kl_loss_coef=0.1"], "verl", "actor_rollout_ref.actor.kl_loss_coef"),
-    ("KL loss with coefficient 0", ["actor_rollout_ref.actor.use_kl_loss=true"], "verl", "actor_rollout_ref.actor.kl_loss_coef"),
-    ("overlong buffer longer than the response", ["rlvr.overlong_buffer_len=30000"], "verl",
-     "reward.reward_kwargs.overlong_buffer_cfg.len"),
-    ("overlong buffer with a manager that ignores it", ["reward.reward_manager.name=naive"], "verl", "reward.reward_manager.name"),
-    ("reference reset without a reference model", ["rlvr.ref_reset_steps=400"], "verl", "rlvr.ref_reset_steps"),
-    ("clip high below clip low", ["actor_rollout_ref.actor.clip_ratio_low=0.28", "actor_rollout_ref.actor.clip_ratio_high=0.2"],
-     "verl", "actor_rollout_ref.actor.clip_ratio_high"),
-    ("mini-batch does not divide the batch", ["actor_rollout_ref.actor.ppo_mini_batch_size=7"], "verl",
-     "actor_rollout_ref.actor.ppo_mini_batch_size"),
-    ("format reward as large as accuracy", ["reward.custom_reward_function.reward_kwargs.format_weight=1.0"], "verl",
-     "reward.custom_reward_function.reward_kwargs.format_weight"),
-    ("unregistered reward manager", ["length=none", "reward.reward_manager.name=prime"], "verl", "reward.reward_manager.name"),
-    ("reward function that does not load", ["reward.custom_reward_function.path=pkg://no_such_module_xyz"], "verl",
-     "reward.custom_reward_function.path"),
-    ("zero temperature", ["actor_rollout_ref.rollout.temperature=0"], "verl", "actor_rollout_ref.rollout.temperature"),
+    (
+        "'dapo' is not a loss mode",
+        ["actor_rollout_ref.actor.policy_loss.loss_mode=dapo"],
+        "verl",
+        "actor_rollout_ref.actor.policy_loss.loss_mode",
+    ),
+    (
+        "unknown aggregation",
+        ["actor_rollout_ref.actor.loss_agg_mode=seq-mean"],
+        "verl",
+        "actor_rollout_ref.actor.loss_agg_mode",
+    ),
+    (
+        "GRPO with one rollout",
+        ["actor_rollout_ref.rollout.n=1", "filter=none"],
+        "verl",
+        "actor_rollout_ref.rollout.n",
+    ),
+    (
+        "dynamic sampling with one rollout",
+        ["actor_rollout_ref.rollout.n=1"],
+        "verl",
+        "algorithm.filter_groups.enable",
+    ),
+    (
+        "filter on a metric nobody logs",
+        ["algorithm.filter_groups.metric=accuracy"],
+        "verl",
+        "algorithm.filter_groups.metric",
+    ),
+    (
+        "KL in reward and in loss",
+        ["kl=k3_0.01", "algorithm.use_kl_in_reward=true"],
+        "verl",
+        "algorithm.use_kl_in_reward",
+    ),
+    (
+        "KL coefficient without KL loss",
+        ["actor_rollout_ref.actor.kl_loss_coef=0.1"],
+        "verl",
+        "actor_rollout_ref.actor.kl_loss_coef",
+    ),
+    (
+        "KL loss with coefficient 0",
+        ["actor_rollout_ref.actor.use_kl_loss=true"],
+        "verl",
+        "actor_rollout_ref.actor.kl_loss_coef",
+    ),
+    (
+        "overlong buffer longer than the response",
+        ["rlvr.overlong_buffer_len=30000"],
+        "verl",
+        "reward.reward_kwargs.overlong_buffer_cfg.len",
+    ),
+    (
+        "overlong buffer with a manager that ignores it",
+        ["reward.reward_manager.name=naive"],
+        "verl",
+        "reward.reward_manager.name",
+    ),
+    (
+        "reference reset without a reference model",
+        ["rlvr.ref_reset_steps=400"],
+        "verl",
+        "rlvr.ref_reset_steps",
+    ),
+    (
+        "clip high below clip low",
+        ["actor_rollout_ref.actor.clip_ratio_low=0.28", "actor_rollout_ref.actor.clip_ratio_high=0.2"],
+        "verl",
+        "actor_rollout_ref.actor.clip_ratio_high",
+    ),
+    (
+        "mini-batch does not divide the batch",
+        ["actor_rollout_ref.actor.ppo_mini_batch_size=7"],
+        "verl",
+        "actor_rollout_ref.actor.ppo_mini_batch_size",
+    ),
+    (
+        "format reward as large as accuracy",
+        ["reward.custom_reward_function.reward_kwargs.format_weight=1.0"],
+        "verl",
+        "reward.custom_reward_function.reward_kwargs.format_weight",
+    ),
+    (
+        "unregistered reward manager",
+        ["length=none", "reward.reward_manager.name=prime"],
+        "verl",
+        "reward.reward_manager.name",
+    ),
+    (
+        "reward function that does not load",
+        ["reward.custom_reward_function.path=pkg://no_such_module_xyz"],
+        "verl",
+        "reward.custom_reward_function.path",
+    ),
+    (
+        "zero temperature",
+        ["actor_rollout_ref.rollout.temperature=0"],
+        "verl",
+        "actor_rollout_ref.rollout.temperature",
+    ),
     ("unknown key added with +", ["+algorithm.not_a_field=1"], "verl", "algorithm"),
-    ("Dr. GRPO norm without its constant", ["agg=seq_mean_token_sum_norm", "actor_rollout_ref.actor.loss_scale_factor=null"],
-     "verl", "actor_rollout_ref.actor.loss_scale_factor"),
+    (
+        "Dr. GRPO norm without its constant",
+        ["agg=seq_mean_token_sum_norm", "actor_rollout_ref.actor.loss_scale_factor=null"],
+        "verl",
+        "actor_rollout_ref.actor.loss_scale_factor",
+    ),
     ("GAE without a critic", ["adv=gae", "critic.enable=false"], "verl", "critic.enable"),
     ("negative lr", ["actor_rollout_ref.actor.optim.lr=-1e-6"], "verl", "actor_rollout_ref.actor.optim.lr"),
-    ("indivisible GPU batch", ["data.train_batch_size=3", "actor_rollout_ref.actor.ppo_mini_batch_size=3",
-                               "actor_rollout_ref.rollout.n=3"], "verl", "validate_config"),
+    (
+        "indivisible GPU batch",
+        [
+            "data.train_batch_size=3",
+            "actor_rollout_ref.actor.ppo_mini_batch_size=3",
+            "actor_rollout_ref.rollout.n=3",
+        ],
+        "verl",
+        "validate_config",
+    ),
 ]
 
 
@@ -67,5 +167,8 @@ def test_good_config_passes(hydra_ctx):
 
 def test_all_errors_reported_at_once(hydra_ctx):
     with pytest.raises(ConfigError) as info:
-        validate(compose(["recipe=dapo", "actor_rollout_ref.rollout.temperature=0", "rlvr.ref_reset_steps=400"]), "verl")
+        validate(
+            compose(["recipe=dapo", "actor_rollout_ref.rollout.temperature=0", "rlvr.ref_reset_steps=400"]),
+            "verl",
+        )
     assert len(info.value.errors) >= 2

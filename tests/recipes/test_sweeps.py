@@ -79,7 +79,9 @@ def test_arms_differ_only_in_swept_keys(hydra_ctx, params, name):
     for level in levels[1:]:
         cfg = arm(name, f"{axis}={level}", seed)
         changed = {k for k, _, _ in diff(base, cfg)}
-        stray = {k for k in changed if k not in owned and not k.startswith("rlvr.sources") and k != "rlvr.recipe"}
+        stray = {
+            k for k in changed if k not in owned and not k.startswith("rlvr.sources") and k != "rlvr.recipe"
+        }
         assert not stray, f"{name} arm {axis}={level} also changes {sorted(stray)}"
         assert changed, f"{name}: {axis}={level} changes nothing"
 
@@ -106,7 +108,9 @@ def test_laptop_task_knobs_are_the_same_in_every_arm(hydra_ctx):
 def test_launchers_compose(hydra_ctx, launcher, target):
     from hydra import compose as hydra_compose
 
-    cfg = hydra_compose("config", overrides=["sweep=kl_coef", f"hydra/launcher={launcher}"], return_hydra_config=True)
+    cfg = hydra_compose(
+        "config", overrides=["sweep=kl_coef", f"hydra/launcher={launcher}"], return_hydra_config=True
+    )
     la = cfg.hydra.launcher
     assert la._target_ == target
     if launcher == "local_parallel":
