@@ -35,7 +35,10 @@ VAL_ACC = "val-core/arithmetic/acc/mean@1"
 class Metric:
     label: str
     key: str
-    how: str = "last"  # "last": final logged value; "mean": mean over all logged steps (area under curve)
+    # "last": final logged value; "mean": mean over all logged steps (area under curve); "tail": mean
+    # over the last 25% of steps; "len_incorrect"/"len_correct": mean length of the wrong/right rollout
+    # samples over the last 25% of steps (from the rollout dumps; ``key`` unused)
+    how: str = "last"
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,9 @@ ABLATIONS = (
         "agg=token_mean",
         (
             Metric("response length, final", "response_length/mean"),
+            Metric("response length, last 25% of steps", "response_length/mean", "tail"),
+            Metric("length of incorrect samples, last 25% of steps", "", "len_incorrect"),
+            Metric("length of correct samples, last 25% of steps", "", "len_correct"),
             Metric("held-out accuracy, final", VAL_ACC),
         ),
         +1,
@@ -128,10 +134,20 @@ ABLATIONS = (
 
 
 def _value(run: Run, m: Metric) -> float:
+    if m.how.startswith("len_"):
+        from analysis.checks_curves import length_by_correctness
+
+        part = length_by_correctness(run.samples("rollouts")).get(m.how[4:])
+        if part is None or len(part[1]) == 0:
+            return float("nan")
+        v = np.asarray(part[1], dtype=float)
+        return float(np.nanmean(v[-max(1, len(v) // 4) :]))
     s = run.series(m.key)
     if s is None or not np.isfinite(s.values).any():
         return float("nan")
     v = s.values[np.isfinite(s.values)]
+    if m.how == "tail":
+        return float(v[-max(1, v.size // 4) :].mean())
     return float(v[-1] if m.how == "last" else v.mean())
 
 
