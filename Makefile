@@ -16,7 +16,7 @@ ARGS   ?=
 PYTEST_ARGS ?=
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
-        eval diagnose report sweep estimate pipeline clean
+        eval diagnose report sweep estimate pipeline ablations-doc clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -85,6 +85,9 @@ estimate: setup ## Generation vs SFT token budget and GPU-hours for a recipe: ma
 
 sweep: setup ## Ablation sweep as a Hydra multirun: make sweep SWEEP=<name> [RECIPE=...] [SCALE=...]
 	$(PY) -m recipes.sweep sweep=$(SWEEP) $(if $(filter command line,$(origin RECIPE)),recipe=$(RECIPE)) $(if $(SCALE),scale=$(SCALE)) $(ARGS)
+
+ablations-doc: setup ## Regenerate docs/ablations.md from the newest sweep directories in multirun/
+	$(PY) -m benchmarks.ablations $(ARGS)
 
 pipeline: setup ## Multi-stage pipeline: make pipeline PIPELINE=r1|distill
 	$(PY) -m recipes.pipeline pipeline=$(PIPELINE) $(ARGS)
