@@ -92,6 +92,35 @@ def ensure_model(cfg: DictConfig, reward_fn: Any, log: Any = print) -> Path:
     return path
 
 
+def sft_step(
+    model: torch.nn.Module,
+    pad_id: int,
+    prompts: list[list[int]],
+    targets: list[list[int]],
+    opt: torch.optim.Optimizer,
+    sched: Any,
+) -> torch.Tensor:
+    """One SFT update: token-mean NLL of ``targets`` given left-padded ``prompts``, grad clip 1.
+
+    Returns the (detached-able) loss tensor. Shared by the cold start and the pipeline's SFT stages.
+    """
+    p_ids, p_mask = left_pad(prompts, pad_id)
+    width = max(len(t) for t in targets)
+    r_ids = torch.full((len(targets), width), pad_id, dtype=torch.long)
+    r_mask = torch.zeros((len(targets), width), dtype=torch.long)
+    for j, t in enumerate(targets):
+        r_ids[j, : len(t)] = torch.tensor(t)
+        r_mask[j, : len(t)] = 1
+    logp, _ = response_logprobs(model, p_ids, p_mask, r_ids, r_mask)
+    loss = -(logp * r_mask).sum() / r_mask.sum()
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    return loss
+
+
 def _train(cfg: DictConfig, reward_fn: Any, out: Path, log: Any) -> dict[str, Any]:
     s = cfg.local.sft
     task_mod = importlib.import_module(f"data_pipelines.tasks.{cfg.local.task.name}")
@@ -120,20 +149,9 @@ def _train(cfg: DictConfig, reward_fn: Any, out: Path, log: Any) -> dict[str, An
     t0, step, rate, history = time.time(), 0, 0.0, []
     while step < int(s.max_steps):
         idx = [rng.randrange(len(train_rows)) for _ in range(int(s.batch_size))]
-        p_ids, p_mask = left_pad([train_rows[i].ids for i in idx], tok.pad_token_id)
-        r_len = max(len(targets[i]) for i in idx)
-        r_ids = torch.full((len(idx), r_len), tok.pad_token_id, dtype=torch.long)
-        r_mask = torch.zeros((len(idx), r_len), dtype=torch.long)
-        for j, i in enumerate(idx):
-            r_ids[j, : len(targets[i])] = torch.tensor(targets[i])
-            r_mask[j, : len(targets[i])] = 1
-        logp, _ = response_logprobs(model, p_ids, p_mask, r_ids, r_mask)
-        loss = -(logp * r_mask).sum() / r_mask.sum()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
+        loss = sft_step(
+            model, tok.pad_token_id, [train_rows[i].ids for i in idx], [targets[i] for i in idx], opt, sched
+        )
         step += 1
         if step % int(s.eval_every) == 0:
             rate = _pass_rate(model, tok, eval_rows, reward_fn, max_new, g)

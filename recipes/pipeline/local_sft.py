@@ -26,7 +26,8 @@ import torch
 
 from recipes.local import model as tiny
 from recipes.local.data import Prompt, load_prompts
-from recipes.local.sampler import generate, left_pad, response_logprobs
+from recipes.local.sampler import generate
+from recipes.local.sft import sft_step
 
 
 def _examples(
@@ -130,20 +131,7 @@ def sft(
     stopped = "max_steps"
     while step < max_steps:
         idx = [rng.randrange(len(ex)) for _ in range(batch_size)]
-        p_ids, p_mask = left_pad([ex[i][0] for i in idx], tok.pad_token_id)
-        width = max(len(ex[i][1]) for i in idx)
-        r_ids = torch.full((len(idx), width), tok.pad_token_id, dtype=torch.long)
-        r_mask = torch.zeros((len(idx), width), dtype=torch.long)
-        for j, i in enumerate(idx):
-            r_ids[j, : len(ex[i][1])] = torch.tensor(ex[i][1])
-            r_mask[j, : len(ex[i][1])] = 1
-        logp, _ = response_logprobs(model, p_ids, p_mask, r_ids, r_mask)
-        loss = -(logp * r_mask).sum() / r_mask.sum()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
+        loss = sft_step(model, tok.pad_token_id, [ex[i][0] for i in idx], [ex[i][1] for i in idx], opt, sched)
         step += 1
         loss_v = float(loss.item())
         if evals and step % eval_every == 0:
