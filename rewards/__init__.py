@@ -3,7 +3,12 @@
 veRL loads it with ``reward.custom_reward_function.path=pkg://rewards`` and
 ``reward.custom_reward_function.name=compute_score``; options go in
 ``reward.custom_reward_function.reward_kwargs`` (``format_weight``, ``lang_weight``, ``target_lang``,
-``timeout_s``). The local engine imports it directly.
+``timeout_s``, ``answer_mode``). The local engine imports it directly.
+
+``answer_mode``: ``strict`` (default) credits only the answer in the task's required place;
+``flexible`` (sources in ``FLEXIBLE_SOURCES``) also credits a bare final answer -- like veRL's
+``gsm8k`` scorer's ``method="flexible"``. A flexible verifier no longer pays for the format, so the
+format reward is what keeps it (the format-weight ablation runs in this mode).
 
 Data sources: ``math`` (aliases ``lighteval/MATH``, ``DigitalLearningGmbH/MATH-lighteval``,
 ``HuggingFaceH4/MATH-500``, ``BytedTsinghua-SIA/DAPO-Math-17k``, ``math_dapo``, ``math500``, any
@@ -43,6 +48,9 @@ KEYS = ("score", "acc", "pred", "format", "lang", "reason")
 # keyword arguments veRL 0.9.1's reward managers may add on their own (reward-model routing); ignored
 _VERL_KWARGS = frozenset({"reward_router_address", "reward_model_tokenizer"})
 MAX_SHAPING_WEIGHT = 0.5
+ANSWER_MODES = ("strict", "flexible")
+FLEXIBLE_SOURCES = frozenset({"arithmetic"})
+_ACCEPTED = "format_weight, lang_weight, target_lang, timeout_s, answer_mode"
 MAX_RESPONSE_CHARS = 4_000_000  # far beyond any generation budget; longer text scores 0 at once
 
 
@@ -66,6 +74,7 @@ def compute_score(
     lang_weight: float = 0.0,
     target_lang: str | None = None,
     timeout_s: float = 1.0,
+    answer_mode: str = "strict",
     **kwargs: Any,
 ) -> dict[str, Any]:
     r"""Score one response: ``score = acc + format_weight * format + lang_weight * lang``.
@@ -78,13 +87,14 @@ def compute_score(
     >>> compute_score("math", "x", "1", format_wieght=0.1)
     Traceback (most recent call last):
     ...
-    TypeError: compute_score() got unexpected keyword argument(s) ['format_wieght']; accepted: format_weight, lang_weight, target_lang, timeout_s
+    TypeError: compute_score() got unexpected keyword argument(s) ['format_wieght']; accepted: format_weight, lang_weight, target_lang, timeout_s, answer_mode
+    >>> compute_score("arithmetic", "<think>4+4+0=08</think>1278", "1278", answer_mode="flexible")["acc"]
+    True
     """
     unknown = sorted(set(kwargs) - _VERL_KWARGS)
     if unknown:
         raise TypeError(
-            f"compute_score() got unexpected keyword argument(s) {unknown}; "
-            "accepted: format_weight, lang_weight, target_lang, timeout_s"
+            f"compute_score() got unexpected keyword argument(s) {unknown}; accepted: {_ACCEPTED}"
         )
     format_weight = _check_weight("format_weight", format_weight)
     lang_weight = _check_weight("lang_weight", lang_weight)
@@ -95,12 +105,22 @@ def compute_score(
     timeout_s = float(timeout_s)
     if not timeout_s > 0:
         raise ValueError(f"[reward.custom_reward_function.reward_kwargs] timeout_s ({timeout_s}) must be > 0")
-    _, verifier = resolve(data_source)
+    name, verifier = resolve(data_source)
+    if answer_mode not in ANSWER_MODES:
+        raise ValueError(
+            f"[reward.custom_reward_function.reward_kwargs] answer_mode ({answer_mode!r}) must be one of {ANSWER_MODES}"
+        )
+    if answer_mode == "flexible" and name not in FLEXIBLE_SOURCES:
+        raise ValueError(
+            f"[reward.custom_reward_function.reward_kwargs] answer_mode='flexible' is not implemented for "
+            f"data source {data_source!r} (only {sorted(FLEXIBLE_SOURCES)}); use answer_mode='strict'"
+        )
     text = (
         solution_str if isinstance(solution_str, str) else ("" if solution_str is None else str(solution_str))
     )
     info = dict(extra_info) if isinstance(extra_info, dict) else {}
     info["data_source"] = str(data_source)
+    info["answer_mode"] = answer_mode
     try:
         if len(text) > MAX_RESPONSE_CHARS:
             raise ValueError(f"response longer than {MAX_RESPONSE_CHARS} characters")

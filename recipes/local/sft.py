@@ -9,6 +9,9 @@ and **stopping at the first evaluation whose pass rate reaches** ``local.sft.min
 "learnable band" start that the feasibility runs found RL needs (an annealed, over-trained start
 gave RL no consistent gradient). Reproducible from ``local.sft.seed``. A path that exists without
 our meta file is taken as a user's own checkpoint and used as is.
+``local.sft.untagged_answer_rate`` strips the ``<answer>`` tags from that share of the SFT targets
+(chosen per row from the seed), giving a start whose answers are partly unparseable -- the
+format-reward ablation's task knob.
 Not covered: SFT for tasks whose module has no ``sft_response(extra_info) -> str``.
 """
 
@@ -18,6 +21,7 @@ import fcntl
 import importlib
 import json
 import random
+import re
 import shutil
 import time
 from pathlib import Path
@@ -30,12 +34,27 @@ from recipes.local import model as tiny
 from recipes.local.data import load_prompts
 from recipes.local.sampler import generate, left_pad, response_logprobs
 
+_ANSWER_TAGS = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+
+
+def untag_answer(text: str) -> str:
+    """The target with its ``<answer>`` tags removed (the answer stays, bare).
+
+    >>> untag_answer("<think>4+4+0=08</think><answer>8</answer>")
+    '<think>4+4+0=08</think>8'
+    """
+    return _ANSWER_TAGS.sub(r"\1", text)
+
 
 def _meta(cfg: DictConfig) -> dict[str, Any]:
+    sft = OmegaConf.to_container(cfg.local.sft, resolve=True)
+    if not sft.get("untagged_answer_rate"):
+        # omitted at its default, so cold starts cached before the knob existed stay valid
+        sft.pop("untagged_answer_rate", None)
     return {
         "builder": "recipes.local.sft",
         "model": OmegaConf.to_container(cfg.local.model, resolve=True),
-        "sft": OmegaConf.to_container(cfg.local.sft, resolve=True),
+        "sft": sft,
         "task": OmegaConf.to_container(cfg.local.task, resolve=True),
     }
 
@@ -137,9 +156,13 @@ def _train(cfg: DictConfig, reward_fn: Any, out: Path, log: Any) -> dict[str, An
     model.train()
     rows = load_prompts(cfg.data.train_files, tok, int(cfg.data.max_prompt_length))
     eval_rows, train_rows = rows[-int(s.eval_n) :], rows[: -int(s.eval_n)]
-    targets = [
-        tok(render(p.extra_info) + tok.eos_token, add_special_tokens=False)["input_ids"] for p in train_rows
-    ]
+    untagged = float(s.get("untagged_answer_rate", 0.0))
+    if not 0.0 <= untagged <= 1.0:
+        raise ValueError(f"[local.sft.untagged_answer_rate] {untagged} must be in [0, 1]")
+    pick = random.Random(f"untagged-{s.seed}")
+    texts = [render(p.extra_info) for p in train_rows]
+    texts = [untag_answer(t) if untagged and pick.random() < untagged else t for t in texts]
+    targets = [tok(t + tok.eos_token, add_special_tokens=False)["input_ids"] for t in texts]
     opt = torch.optim.AdamW(model.parameters(), lr=float(s.lr), betas=tuple(s.betas), weight_decay=0.0)
     warm = int(s.warmup_steps)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / max(1, warm)))

@@ -4,7 +4,10 @@ What it does:
 - ``arithmetic``: credited iff the response has exactly one ``<answer>...</answer>``, not inside
   the reasoning, whose stripped content is the gold integer (optional ``-``; leading zeros are
   allowed since the task's own trace pads digits -- ``01278`` is 1278; ``1,278``, ``+1278``,
-  ``1278.0`` and inner spaces are refused). Pure regex, a few microseconds, no worker.
+  ``1278.0`` and inner spaces are refused). Pure regex, a few microseconds, no worker. With
+  ``answer_mode="flexible"`` (``extra_info["answer_mode"]``, set by ``compute_score``) a response
+  with no answer tag at all is also credited when everything after its one ``</think>`` is the
+  gold integer (a bare final answer); several tags still score 0.
 - ``overtime_pay``: exactly one ``<answer>`` tag holding an amount in yuan (``1600``, ``1,600``,
   ``1600.00 元``, ``¥1600``); compared after rounding both to 0.01 yuan (1600.1 is not 1600).
   The rule the gold follows: daily wage = monthly / 21.75 (hourly = daily / 8); weekday overtime
@@ -51,6 +54,17 @@ def single_tag_answer(text: str) -> str | None:
     return text[a + 8 : b]
 
 
+def _bare_answer(text: str) -> str | None:
+    """Flexible mode: the text after the one ``</think>`` when no answer tag appears anywhere.
+
+    >>> _bare_answer("<think>4+4+0=08</think> 8"), _bare_answer("<think>x</think><answer>8")
+    (' 8', None)
+    """
+    if "<answer>" in text or "</answer>" in text or text.count("</think>") != 1:
+        return None
+    return text.split("</think>", 1)[1]
+
+
 @register("arithmetic")
 def verify_arithmetic(
     solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float
@@ -63,6 +77,8 @@ def verify_arithmetic(
     False
     """
     inner = single_tag_answer(solution_str)
+    if inner is None and extra_info.get("answer_mode") == "flexible":
+        inner = _bare_answer(solution_str)
     if inner is None:
         return result(False, None, "need exactly one <answer> tag after the reasoning")
     pred = inner.strip()
@@ -125,6 +141,8 @@ def verify_overtime(
     False
     """
     inner = single_tag_answer(solution_str)
+    if inner is None and extra_info.get("answer_mode") == "flexible":
+        inner = _bare_answer(solution_str)
     if inner is None:
         return result(False, None, "need exactly one <answer> tag after the reasoning")
     pred, gold = _yuan(inner), _yuan(str(ground_truth))

@@ -60,3 +60,25 @@ def test_prompt_stream_is_resumable() -> None:
     seq = a.take(25)
     b = PromptStream(list(range(10)), seed=1, position=13)  # type: ignore[arg-type]
     assert b.take(12) == seq[13:] and sorted(seq[:10]) == list(range(10))
+
+
+def test_untagged_cold_start_targets_and_cache_key() -> None:
+    from recipes.local.sft import _meta, untag_answer
+
+    t = sft_response({"a": 874, "b": 404})
+    assert untag_answer(t) == t.replace("<answer>", "").replace("</answer>", "")
+    assert "<answer>" not in untag_answer(t) and untag_answer(t).endswith("</think>1278")
+    base = OmegaConf.create(
+        {
+            "local": {
+                "model": {"h": 1},
+                "task": {"name": "arithmetic"},
+                "sft": {"seed": 0, "untagged_answer_rate": 0.0},
+            }
+        }
+    )
+    # at its default the knob is left out of the cache key (older cold starts stay valid) ...
+    assert "untagged_answer_rate" not in _meta(base)["sft"]
+    # ... and any other value is part of it, so a broken-format start never reuses a clean one
+    base.local.sft.untagged_answer_rate = 0.5
+    assert _meta(base)["sft"]["untagged_answer_rate"] == 0.5

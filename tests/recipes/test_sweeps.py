@@ -17,7 +17,14 @@ import yaml
 from recipes.compose import CONF_DIR, compose, diff, flatten, options
 from recipes.sweep import main
 
-SWEEPS = ["dynamic_sampling", "kl_coef", "loss_norm", "format_weight", "loss_variants"]
+SWEEPS = [
+    "dynamic_sampling",
+    "dynamic_sampling_matched",
+    "kl_coef",
+    "loss_norm",
+    "format_weight",
+    "loss_variants",
+]
 AXIS_GROUPS = ["adv", "loss", "agg", "clip", "kl", "filter", "verifier", "length", "model", "dataset"]
 SWEEP_META = {"name", "axis", "metric", "claim", "cold_start"}
 

@@ -179,3 +179,33 @@ def test_gsm8k_and_gold_forms() -> None:
         "acc"
     ]
     assert not rewards.compute_score("math", r"\boxed{3}", ["1", "2"])["acc"]
+
+
+@pytest.mark.parametrize(
+    ("resp", "strict", "flexible"),
+    [
+        ("<think>4+4+0=08</think><answer>8</answer>", True, True),
+        ("<think>4+4+0=08</think>8", False, True),  # bare final answer: only flexible credits it
+        ("<think>4+4+0=08</think> 8 \n", False, True),
+        ("<think>4+4+0=08</think>9", False, False),  # wrong stays wrong
+        ("<think>4+4+0=08</think>the answer is 8", False, False),  # not a bare integer
+        ("<think>4+4+0=08</think>8<answer>9</answer>", False, False),  # a tag present: tag rules apply
+        ("8", False, False),  # no reasoning block
+        ("<think>a</think><think>b</think>8", False, False),
+    ],
+)
+def test_arithmetic_answer_modes(resp: str, strict: bool, flexible: bool) -> None:
+    assert rewards.compute_score("arithmetic", resp, "8")["acc"] is strict
+    r = rewards.compute_score("arithmetic", resp, "8", answer_mode="flexible", format_weight=0.1)
+    assert r["acc"] is flexible
+    # the format reward still judges the strict template, whatever the accuracy mode credits
+    assert r["format"] == (
+        1.0 if resp.endswith("</answer>") and resp.count("<answer>") == 1 and strict else 0.0
+    )
+
+
+def test_answer_mode_errors_name_the_key() -> None:
+    with pytest.raises(ValueError, match="answer_mode.*must be one of"):
+        rewards.compute_score("arithmetic", "x", "8", answer_mode="lenient")
+    with pytest.raises(ValueError, match="not implemented for data source 'math'"):
+        rewards.compute_score("math", "x", "8", answer_mode="flexible")
