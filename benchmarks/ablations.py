@@ -315,33 +315,47 @@ def section(ab: Ablation, path: Path | None, control_dir: Path | None = None) ->
     if not base:
         out += [f"Baseline arm `{ab.baseline}` has no finished runs: no differences computed.", ""]
     if ab.control:
-        out += control_table(ab, arms.get(ab.control[2], []), control_dir)
+        lines, primary = control_table(ab, arms.get(ab.control[2], []), control_dir)
+        out += lines
+        if primary:
+            row[1] = row[1].rstrip("; ") + f" (per step); vs the compute-matched control: {primary[0]}; "
+            row[3] += f"{ab.control[2]} − control: {primary[1]}; "
     return out, [c.rstrip("; ") or "–" for c in row]
 
 
-def control_table(ab: Ablation, arm: list[Run], path: Path | None) -> list[str]:
-    """Rows comparing ``ab.control``'s arm of this sweep with the control sweep's runs (paired by seed)."""
+def control_table(
+    ab: Ablation, arm: list[Run], path: Path | None
+) -> tuple[list[str], tuple[str, str] | None]:
+    """Rows comparing ``ab.control``'s arm of this sweep with the control sweep's runs (paired by seed).
+
+    Also returns (verdict, "Δ [paired CI]") of that comparison on the primary metric, or None.
+    """
     sweep, label, which = ab.control
     ctl = finished(find_runs(path)) if path else []
     head = [f"**Control** (`conf/sweep/{sweep}.yaml`, `make sweep SWEEP={sweep}`): {label}."]
     if not ctl or not arm:
-        return [head[0] + " Not run: no comparison.", ""]
+        return [head[0] + " Not run: no comparison.", ""], None
     out = [
         head[0] + f" Compute: {compute_line(path, ctl, planned_runs(sweep))}.",
         "",
         f"| metric | control mean [95% CI] | `{which}` − control | Δ 95% CI (Welch) | Δ paired 95% CI |",
         "|---|---|---|---|---|",
     ]
-    for m in ab.metrics:
+    primary = None
+    for i, m in enumerate(ab.metrics):
         cv = np.array([_value(r, m) for r in ctl])
         av = np.array([_value(r, m) for r in arm])
         d, dlo, dhi = welch_diff_ci(cv, av)
-        plo, phi = t_ci(paired(ctl, arm, m))
+        pd = paired(ctl, arm, m)
+        plo, phi = t_ci(pd)
+        if i == 0:
+            v_ = verdict(pd, ab.direction)
+            primary = ("no difference" if v_.startswith("not shown") else v_, f"{d:+.3f} {_ci(plo, phi)}")
         mean = _f(np.nanmean(cv) if np.isfinite(cv).any() else np.nan)
         out.append(
             f"| {m.label} | {mean} {_ci(*t_ci(cv))} | {_f(d, 3, sign=True)} | {_ci(dlo, dhi)} | {_ci(plo, phi)} |"
         )
-    return out + [""]
+    return out + [""], primary
 
 
 def render(dirs: dict[str, Path | None], notes: dict[str, str]) -> str:

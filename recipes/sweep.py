@@ -2,8 +2,10 @@
 
 ``python -m recipes.sweep sweep=<name> [recipe=...] [scale=...] [launcher=local_parallel|slurm_gpu|ray_cluster] [plan=true] [k=v ...]``
 
-Does: read the sweep's axis and seeds from ``hydra.sweeper.params``, list the arms, prepare shared
-inputs (``rlvr.sweep.cold_start: default``, below), launch ``python -m recipes.run -m sweep=<name> ...``
+A swept key on the command line replaces the file's list, e.g. ``rlvr.seed=0,1`` runs two seeds.
+
+Does: read the sweep's axis and seeds from ``hydra.sweeper.params``, list the arms, build the
+seeds' cold starts first, in parallel (laptop scale; ``rlvr.sweep.cold_start: default``, below), launch ``python -m recipes.run -m sweep=<name> ...``
 with a launcher (local: joblib, two processes on a 2-core machine; clusters: ``launcher=slurm_gpu``
 through submitit or ``launcher=ray_cluster`` through hydra-ray-launcher) into
 ``multirun/<name>-<time>/``, record the wall time in ``sweep.json`` there, and finish with
@@ -50,9 +52,18 @@ def _compose_with_hydra(overrides: list[str], hydra_cfg: bool = True):
 def sweep_params(name: str, extra: list[str] = ()) -> dict[str, list[str]]:
     """``{override key: [values]}`` of a sweep, e.g. ``{"kl": ["none", "k3_0.01"], "rlvr.seed": [...]}``."""
     check_choice([f"sweep={name}"], "sweep")
-    cfg = _compose_with_hydra([f"sweep={name}", *extra])
+    # the lists live in the sweep file; only hydra.* overrides can change them
+    own = [o for o in extra if _key(o).startswith("hydra.") and "," not in o.split("=", 1)[-1]]
+    cfg = _compose_with_hydra([f"sweep={name}", *own])
     params = OmegaConf.to_container(cfg.hydra.sweeper.params)
-    return {k: [v.strip() for v in str(vals).split(",")] for k, vals in params.items()}
+    out = {k: [v.strip() for v in str(vals).split(",")] for k, vals in params.items()}
+    for o in extra:  # a swept key given on the command line replaces the file's list (Hydra does the same)
+        k, _, v = o.partition("=")
+        if k in out:
+            out[k] = [x.strip() for x in v.split(",")]
+        elif "," in v:
+            raise ValueError(f"{o}: only the sweep's own keys ({', '.join(out)}) can take a list here")
+    return out
 
 
 def arms(name: str, extra: list[str] = ()) -> list[list[str]]:
@@ -69,43 +80,72 @@ def _key(ov: str) -> str:
     return ov.split("=", 1)[0].lstrip("+~")
 
 
-def prepare(name: str, extra: list[str] = (), log=print) -> list[str]:
-    """Fill the sweep's cold-start checkpoints if it asks for ``rlvr.sweep.cold_start: default``.
-
-    Returns the checkpoint directories written (empty when there is nothing to do).
-    """
-    with_scale = list(extra) if any(_key(o) == "scale" for o in extra) else [*extra, "scale=laptop"]
-    base = _compose_with_hydra([f"sweep={name}", *with_scale], hydra_cfg=False)
-    if OmegaConf.select(base, "rlvr.sweep.cold_start") != "default" or base.rlvr.scale != "laptop":
-        return []
+def _prepare_seed(name: str, with_scale: list[str], seed: str, default_start: bool) -> str | None:
+    """Build (or copy) one seed's cold start; returns the directory written, or None if it existed."""
+    import torch
     from verl.trainer.ppo.reward import get_custom_reward_fn
 
     from recipes.local.data import ensure_task_files
     from recipes.local.sft import ensure_model
 
-    written = []
-    for seed in sweep_params(name, extra)["rlvr.seed"]:
-        cfg = _compose_with_hydra([f"sweep={name}", *with_scale, f"rlvr.seed={seed}"], hydra_cfg=False)
-        target = Path(str(cfg.actor_rollout_ref.model.path)).expanduser()
-        if (target / "config.json").is_file():
-            continue
-        keep = [o for o in with_scale if _key(o) in ("scale", "model", "local.model", "local.sft.seed")]
-        dflt = _compose_with_hydra(["recipe=dapo", *keep, f"rlvr.seed={seed}"], hydra_cfg=False)
-        ensure_task_files(dflt)
-        src = ensure_model(dflt, get_custom_reward_fn(dflt), log)
-        tmp = target.with_name(target.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("rlvr_meta.json", ".*"))
-        stamp = {
-            "copied_from": str(src),
-            "by": "recipes.sweep (rlvr.sweep.cold_start=default)",
-            "sweep": name,
-        }
-        (tmp / "sweep_cold_start.json").write_text(json.dumps(stamp, indent=2) + "\n")
-        tmp.rename(target)
-        log(f"[sweep] cold start for seed {seed}: {src} -> {target}")
-        written.append(str(target))
-    return written
+    torch.set_num_threads(1)
+    cfg = _compose_with_hydra([f"sweep={name}", *with_scale, f"rlvr.seed={seed}"], hydra_cfg=False)
+    target = Path(str(cfg.actor_rollout_ref.model.path)).expanduser()
+    if not default_start:
+        # the sweep's own cold start (e.g. format_weight's): the engine would build it in the first
+        # arm of the seed while the other arms wait on its lock; built here, every core works
+        meta = target / "rlvr_meta.json"
+        before = meta.read_text() if meta.is_file() else None
+        ensure_task_files(cfg)
+        ensure_model(cfg, get_custom_reward_fn(cfg), lambda m: print(m, file=sys.stderr, flush=True))
+        return None if before == meta.read_text() else str(target)
+    if (target / "config.json").is_file():
+        return None
+    keep = [o for o in with_scale if _key(o) in ("scale", "model", "local.model", "local.sft.seed")]
+    dflt = _compose_with_hydra(["recipe=dapo", *keep, f"rlvr.seed={seed}"], hydra_cfg=False)
+    ensure_task_files(dflt)
+    src = ensure_model(dflt, get_custom_reward_fn(dflt), lambda m: print(m, file=sys.stderr, flush=True))
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("rlvr_meta.json", ".*"))
+    stamp = {"copied_from": str(src), "by": "recipes.sweep (rlvr.sweep.cold_start=default)", "sweep": name}
+    (tmp / "sweep_cold_start.json").write_text(json.dumps(stamp, indent=2) + "\n")
+    tmp.rename(target)
+    print(f"[sweep] cold start for seed {seed}: {src} -> {target}", file=sys.stderr, flush=True)
+    return str(target)
+
+
+def prepare(name: str, extra: list[str] = (), jobs: int = 2) -> list[str]:
+    """Build every seed's cold start before the multirun (laptop scale, local engine), ``jobs`` at a time.
+
+    With ``rlvr.sweep.cold_start: default`` each seed's default-task checkpoint is built if missing and
+    copied to the sweep's ``model.path``; otherwise the sweep's own cold start is built in place (a
+    no-op when cached). Returns the checkpoint directories written (empty when there is nothing to do).
+    """
+    if not any(_key(o) == "scale" for o in extra):
+        import torch
+
+        if torch.cuda.is_available():  # recipes.run keeps the published scale on a GPU machine
+            return []
+    params = sweep_params(name, extra)
+    fixed = [o for o in extra if _key(o) not in params]
+    with_scale = fixed if any(_key(o) == "scale" for o in fixed) else [*fixed, "scale=laptop"]
+    base = _compose_with_hydra([f"sweep={name}", *with_scale], hydra_cfg=False)
+    if base.rlvr.scale != "laptop" or str(OmegaConf.select(base, "engine.name")) == "verl":
+        return []
+    default_start = OmegaConf.select(base, "rlvr.sweep.cold_start") == "default"
+    seeds = params["rlvr.seed"]
+    args = [(name, with_scale, seed, default_start) for seed in seeds]
+    if jobs <= 1 or len(seeds) == 1:
+        done = [_prepare_seed(*a) for a in args]
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn: a fresh interpreter per worker (no forked Hydra/torch state)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+            done = list(pool.map(_prepare_seed, *zip(*args, strict=True)))
+    return [d for d in done if d]
 
 
 def main(argv: list[str]) -> int:
@@ -128,7 +168,9 @@ def main(argv: list[str]) -> int:
     t0 = time.time()
     out = Path("multirun") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
     launcher = args.get("launcher", "local_parallel")
-    prepare(name, extra, log=lambda m: print(m, file=sys.stderr))
+    jobs = int(next((o.split("=", 1)[1] for o in extra if _key(o) == "hydra.launcher.n_jobs"), 2))
+    if launcher == "local_parallel":
+        prepare(name, extra, jobs=jobs)
     cmd = [
         sys.executable,
         "-m",

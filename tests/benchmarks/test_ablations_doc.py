@@ -31,7 +31,7 @@ def test_verdict_and_control_table(tmp_path: Path) -> None:
     ctl = _finish(write_sweep(tmp_path / "dynamic_sampling_matched-1", "filter", ["none"], seeds=4, steps=40))
     doc = render({"dynamic_sampling": main, "dynamic_sampling_matched": ctl}, {})
     overview = next(line for line in doc.splitlines() if line.startswith("| Dynamic-sampling"))
-    assert "filter=dynamic: reproduced" in overview
+    assert "filter=dynamic: reproduced (per step); vs the compute-matched control: reproduced" in overview
     assert "**Control**" in doc and "`filter=dynamic` − control" in doc
     row = next(line for line in doc.splitlines() if line.startswith("| held-out accuracy, final | "))
     delta = float(row.split("|")[3])

@@ -133,3 +133,33 @@ def test_sweep_cli_plan(hydra_ctx, capsys):
     err = capsys.readouterr().err
     assert "kl_coef: 15 runs" in err and "kl=k3_0.05 rlvr.seed=4" in err
     assert main(["sweep=nope", "plan=true"]) == 2
+    # a swept key on the command line replaces the file's list; a list on any other key is refused
+    assert main(["sweep=kl_coef", "rlvr.seed=0,1", "plan=true"]) == 0
+    err = capsys.readouterr().err
+    assert "kl_coef: 6 runs" in err and "rlvr.seed=4" not in err
+    assert main(["sweep=kl_coef", "trainer.total_training_steps=10,20", "plan=true"]) == 2
+    assert "only the sweep's own keys" in capsys.readouterr().err
+
+
+def test_prepare_builds_each_seeds_cold_start_in_parallel_once(tmp_path, monkeypatch) -> None:
+    """format_weight's own (untagged) cold starts: two seeds built by two spawned workers, then cached."""
+    import json
+
+    from recipes.sweep import prepare
+
+    monkeypatch.setenv("RLVR_CACHE", str(tmp_path))
+    small = [
+        "rlvr.seed=0,1",
+        "local.task.train_n=300",
+        "local.task.val_n=32",
+        "local.sft.max_steps=10",
+        "local.sft.eval_every=10",
+        "local.sft.eval_n=16",
+        "local.sft.min_pass=0.0",
+    ]
+    written = prepare("format_weight", small, jobs=2)
+    assert sorted(Path(w).name for w in written) == ["tiny-qwen2-untagged-sft0", "tiny-qwen2-untagged-sft1"]
+    for w in written:
+        meta = json.loads((Path(w) / "rlvr_meta.json").read_text())
+        assert meta["build"]["sft"]["untagged_answer_rate"] == 0.5 and meta["sft_steps"] == 10
+    assert prepare("format_weight", small, jobs=2) == []  # cached: nothing rebuilt
