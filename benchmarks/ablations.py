@@ -358,7 +358,55 @@ def control_table(
     return out + [""], primary
 
 
-def render(dirs: dict[str, Path | None], notes: dict[str, str]) -> str:
+def figure(ab: Ablation, path: Path | None, control_dir: Path | None, out: Path) -> Path | None:
+    """Mean curve of the first logged metric per arm, with a 95% t band over seeds; None if no runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from scipy import stats
+
+    from analysis.report import aligned
+
+    m = next((m for m in ab.metrics if m.key and not m.how.startswith(("len_", "strict"))), None)
+    runs = finished(find_runs(path)) if path else []
+    if m is None or not runs:
+        return None
+    arms: dict[str, list[Run]] = {}
+    for r in runs:
+        val = r.recipe if ab.axis == "recipe" else r.overrides.get(ab.axis, "(default)")
+        arms.setdefault(f"{ab.axis}={val}", []).append(r)
+    if ab.control and control_dir:
+        ctl = finished(find_runs(control_dir))
+        if ctl:
+            arms[ab.control[1]] = ctl
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for label, rs in arms.items():
+        grid, vals = aligned(rs, (m.key,))
+        if not grid.size:
+            continue
+        with np.errstate(all="ignore"):
+            mean = np.nanmean(vals, axis=0)
+            n = np.isfinite(vals).sum(axis=0)
+            half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.nanstd(vals, axis=0, ddof=1) / np.sqrt(n)
+        (line,) = ax.plot(
+            grid, mean, marker="o" if grid.size < 10 else None, ms=3, label=f"{label} (n={len(rs)})"
+        )
+        if len(rs) > 1:
+            ax.fill_between(grid, mean - half, mean + half, color=line.get_color(), alpha=0.18, lw=0)
+    ax.set_xlabel("RL step")
+    ax.set_ylabel(m.label.split(",")[0])
+    ax.set_title(f"{ab.title}\n(mean over seeds, 95% t band)", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def render(dirs: dict[str, Path | None], notes: dict[str, str], fig_dir: Path | None = None) -> str:
     head = [
         "# Ablations at laptop scale",
         "",
@@ -381,7 +429,13 @@ def render(dirs: dict[str, Path | None], notes: dict[str, str]) -> str:
     ]
     body: list[str] = []
     for ab in ABLATIONS:
-        lines, row = section(ab, dirs.get(ab.sweep), dirs.get(ab.control[0]) if ab.control else None)
+        ctl_dir = dirs.get(ab.control[0]) if ab.control else None
+        lines, row = section(ab, dirs.get(ab.sweep), ctl_dir)
+        if fig_dir is not None:
+            png = figure(ab, dirs.get(ab.sweep), ctl_dir, fig_dir / f"{ab.sweep}.png")
+            if png is not None:
+                at = next(i for i, line in enumerate(lines) if line.startswith("**Compute.**"))
+                lines[at:at] = [f"![{ab.title}]({fig_dir.name}/{png.name})", ""]
         overview.append("| " + " | ".join(row) + " |")
         body += lines
         if ab.sweep in notes:
@@ -419,7 +473,7 @@ def main(argv: list[str]) -> int:
         dirs[name] = d
     notes = read_notes(Path(__file__).with_name("ablations_notes.md"))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(dirs, notes))
+    out.write_text(render(dirs, notes, fig_dir=out.parent / "ablations"))
     print(f"wrote {out}")
     return 0
 

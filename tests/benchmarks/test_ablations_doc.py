@@ -29,7 +29,11 @@ def test_verdict_and_control_table(tmp_path: Path) -> None:
     )
     # the control arm gains 0.2, as filter=none does, so filter=dynamic beats it too
     ctl = _finish(write_sweep(tmp_path / "dynamic_sampling_matched-1", "filter", ["none"], seeds=4, steps=40))
-    doc = render({"dynamic_sampling": main, "dynamic_sampling_matched": ctl}, {})
+    doc = render({"dynamic_sampling": main, "dynamic_sampling_matched": ctl}, {}, fig_dir=tmp_path / "figs")
+    # the figure (arms + control, one curve each) is written and embedded above the compute line
+    assert (tmp_path / "figs" / "dynamic_sampling.png").stat().st_size > 10_000
+    assert "![Dynamic-sampling filter off vs on](figs/dynamic_sampling.png)" in doc
+    assert not (tmp_path / "figs" / "kl_coef.png").exists()  # no runs, no figure
     overview = next(line for line in doc.splitlines() if line.startswith("| Dynamic-sampling"))
     assert "filter=dynamic: reproduced (per step); vs the compute-matched control: reproduced" in overview
     assert "**Control**" in doc and "`filter=dynamic` − control" in doc
