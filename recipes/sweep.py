@@ -3,6 +3,8 @@
 ``python -m recipes.sweep sweep=<name> [recipe=...] [scale=...] [launcher=local_parallel|slurm_gpu|ray_cluster] [plan=true] [k=v ...]``
 
 A swept key on the command line replaces the file's list, e.g. ``rlvr.seed=0,1`` runs two seeds.
+``resume=multirun/<name>-<time>`` continues a killed sweep in its directory with its recorded
+overrides: finished runs are reported as they are, the others resume from their last checkpoint.
 
 Does: read the sweep's axis and seeds from ``hydra.sweeper.params``, list the arms, build the
 seeds' cold starts first, in parallel (laptop scale; ``rlvr.sweep.cold_start: default``, below), launch ``python -m recipes.run -m sweep=<name> ...``
@@ -36,7 +38,7 @@ from omegaconf import OmegaConf
 
 from recipes.compose import CONF_DIR, check_choice, options
 
-_OWN = ("sweep", "launcher", "plan")
+_OWN = ("sweep", "launcher", "plan", "resume")
 
 
 def _compose_with_hydra(overrides: list[str], hydra_cfg: bool = True):
@@ -148,6 +150,29 @@ def prepare(name: str, extra: list[str] = (), jobs: int = 2) -> list[str]:
     return [d for d in done if d]
 
 
+def _resume_dir(name: str, given: str, extra: list[str]) -> tuple[Path, list[str], dict]:
+    """Check ``resume=<dir>`` belongs to sweep ``name``; returns (dir, overrides to use, previous record)."""
+    out = Path(given)
+    if not out.is_dir() or not out.name.startswith(f"{name}-"):
+        raise ValueError(
+            f"resume={given}: not a directory of sweep {name!r} (expected multirun/{name}-<time>)"
+        )
+    rec_file = out / "sweep.json"
+    prev = json.loads(rec_file.read_text()) if rec_file.is_file() else {}
+    before = prev.get("overrides")
+    if before is not None and extra and list(extra) != before:
+        raise ValueError(
+            f"resume={given}: overrides {list(extra)} differ from the sweep's {before}; job numbers would map to "
+            "other arms (fix: give the same overrides, or none to reuse them)"
+        )
+    return out, list(before if before is not None and not extra else extra), prev
+
+
+def _write_record(out: Path, record: dict) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweep.json").write_text(json.dumps(record, indent=2) + "\n")
+
+
 def main(argv: list[str]) -> int:
     args = dict(a.split("=", 1) for a in argv if "=" in a and a.split("=", 1)[0] in _OWN)
     extra = [a for a in argv if a.split("=", 1)[0] not in _OWN]
@@ -155,7 +180,12 @@ def main(argv: list[str]) -> int:
     if not name or name in ("-h", "--help"):
         print(__doc__ + f"\nsweeps: {', '.join(options('sweep'))}", file=sys.stderr)
         return 2
+    prev: dict = {}
     try:
+        if "resume" in args:
+            out, extra, prev = _resume_dir(name, args["resume"], extra)
+        else:
+            out = Path("multirun") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
         plan = arms(name, extra)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -163,11 +193,28 @@ def main(argv: list[str]) -> int:
     print(f"[sweep] {name}: {len(plan)} runs", file=sys.stderr)
     for a in plan:
         print("    " + " ".join(a), file=sys.stderr)
+    if "resume" in args:
+        n_done = sum(1 for _ in out.glob("*/summary.json"))
+        print(
+            f"[sweep] resuming {out}: {n_done} of {len(plan)} runs finished; the rest resume from "
+            "their last checkpoint",
+            file=sys.stderr,
+        )
     if args.get("plan", "false").lower() == "true":
         return 0
     t0 = time.time()
-    out = Path("multirun") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    launcher = args.get("launcher", "local_parallel")
+    launcher = args.get("launcher", prev.get("launcher", "local_parallel"))
+    record = {
+        "sweep": name,
+        "runs": len(plan),
+        "launcher": launcher,
+        "overrides": extra,
+        "exit_code": None,
+        "started": prev.get("started", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0))),
+        "invocations": int(prev.get("invocations", 1 if prev else 0)) + 1,
+        "wall_minutes": float(prev.get("wall_minutes", 0.0)),
+    }
+    _write_record(out, record)  # written first, so a killed sweep can be resumed with its overrides
     jobs = int(next((o.split("=", 1)[1] for o in extra if _key(o) == "hydra.launcher.n_jobs"), 2))
     if launcher == "local_parallel":
         prepare(name, extra, jobs=jobs)
@@ -183,19 +230,15 @@ def main(argv: list[str]) -> int:
     ]
     print("[sweep] " + " ".join(cmd), file=sys.stderr)
     code = subprocess.call(cmd)
-    out.mkdir(parents=True, exist_ok=True)
-    record = {
-        "sweep": name,
-        "runs": len(plan),
-        "launcher": launcher,
-        "overrides": extra,
-        "exit_code": code,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
-        "wall_minutes": round((time.time() - t0) / 60, 2),
-    }
-    (out / "sweep.json").write_text(json.dumps(record, indent=2) + "\n")
+    record["exit_code"] = code
+    record["wall_minutes"] = round(record["wall_minutes"] + (time.time() - t0) / 60, 2)
+    _write_record(out, record)
     if code:
-        print(f"error: the sweep exited with {code}; finished arms are in {out}", file=sys.stderr)
+        print(
+            f"error: the sweep exited with {code}; finished arms are in {out} "
+            f"(continue with: python -m recipes.sweep sweep={name} resume={out})",
+            file=sys.stderr,
+        )
         return code
     report = [sys.executable, "-m", "analysis.report", f"sweep={out}"]
     print("[sweep] " + " ".join(report), file=sys.stderr)

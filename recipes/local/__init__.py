@@ -70,6 +70,15 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         ckpt_dir
     )
     total = eng.total_steps()
+    done = run_dir / "summary.json"
+    if resumed and eng.step >= total and done.is_file():
+        summary = json.loads(done.read_text())
+        _say(
+            f"[local] {run_dir} already finished ({summary['start_acc']:.3f} -> {summary['end_acc']:.3f} in "
+            f"{summary['steps']} steps): nothing to do (fix for a fresh run: another run_dir, or "
+            "trainer.resume_mode=disable; more steps: raise trainer.total_training_steps)"
+        )
+        return summary
     state_file = run_dir / "local_state.json"
     state = json.loads(state_file.read_text()) if resumed and state_file.is_file() else {}
     tracker = make_tracker(cfg, run_dir, eng.step if resumed else 0)

@@ -112,6 +112,11 @@ def test_resume_after_kill_continues_identically(cache_dir, fast, tmp_path, monk
     ]
     assert steps == [1, 2, 3, 4]  # earlier lines kept, step 3 logged once (re-done after the kill)
     assert resumed["end_acc"] == full["end_acc"] and resumed["start_acc"] == full["start_acc"]
+    # the same command on a finished run reports it and changes nothing (a resumed sweep relies on it)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "full").iterdir() if p.is_file()}
+    again = run_local(cfg_for(*args), tmp_path / "full")
+    assert again == full
+    assert {p.name: p.read_bytes() for p in (tmp_path / "full").iterdir() if p.is_file()} == before
 
 
 def test_dynamic_sampling_keeps_only_varied_groups(cache_dir, fast, tmp_path) -> None:

@@ -9,6 +9,7 @@ that one key by construction, so seeds need no compose of their own), and the CL
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,21 @@ def test_prepare_builds_each_seeds_cold_start_in_parallel_once(tmp_path, monkeyp
         meta = json.loads((Path(w) / "rlvr_meta.json").read_text())
         assert meta["build"]["sft"]["untagged_answer_rate"] == 0.5 and meta["sft_steps"] == 10
     assert prepare("format_weight", small, jobs=2) == []  # cached: nothing rebuilt
+
+
+def test_sweep_resume_checks_the_directory_and_overrides(hydra_ctx, capsys, tmp_path) -> None:
+    d = tmp_path / "kl_coef-20260101-000000"
+    for job in ("0", "1"):
+        (d / job).mkdir(parents=True)
+        (d / job / "summary.json").write_text("{}")
+    (d / "sweep.json").write_text(json.dumps({"sweep": "kl_coef", "overrides": ["rlvr.seed=0,1"]}))
+    # no overrides given: the recorded ones are reused (6 runs, not the file's 15)
+    assert main(["sweep=kl_coef", f"resume={d}", "plan=true"]) == 0
+    err = capsys.readouterr().err
+    assert "kl_coef: 6 runs" in err and "2 of 6 runs finished" in err
+    # other overrides would map job numbers to other arms: refused
+    assert main(["sweep=kl_coef", f"resume={d}", "rlvr.seed=3", "plan=true"]) == 2
+    assert "differ from the sweep's" in capsys.readouterr().err
+    # a directory of another sweep: refused
+    assert main(["sweep=loss_norm", f"resume={d}", "plan=true"]) == 2
+    assert "not a directory of sweep 'loss_norm'" in capsys.readouterr().err
