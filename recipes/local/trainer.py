@@ -31,6 +31,30 @@ from recipes.local.data import Prompt, PromptStream
 from recipes.local.sampler import Rollout, cat_rollouts, generate, response_logprobs, select
 
 
+def rollout_vs_train(
+    rollout_lp: torch.Tensor, train_lp: torch.Tensor, mask: torch.Tensor, responses: torch.Tensor
+) -> dict[str, float]:
+    """veRL's rollout-vs-training log-prob metrics (``training/rollout_probs_diff_*``, pearson r).
+
+    Computed by veRL's own ``calculate_debug_metrics`` on the step's first mini-batch, whose training
+    forward runs before any update of the step -- so the two log-probs should agree up to numerics
+    (the sampler's KV-cache path vs the full-sequence training forward). ``make diagnose`` check 3
+    reads them.
+    """
+    from verl import DataProto
+    from verl.utils.debug.metrics import calculate_debug_metrics
+
+    batch = DataProto.from_dict(
+        tensors={
+            "rollout_log_probs": rollout_lp.float(),
+            "old_log_probs": train_lp.float(),
+            "response_mask": mask.long(),
+            "responses": responses,
+        }
+    )
+    return {k: float(v) for k, v in calculate_debug_metrics(batch).items()}
+
+
 class Engine:
     """Holds the policy, reference, optimizer, data stream and counters of one run."""
 
@@ -235,6 +259,10 @@ class Engine:
                 )
                 if not want_ent_grad:
                     ent = ent.detach()
+                if _ == 0 and s == 0:
+                    metrics.update(
+                        rollout_vs_train(ro.old_log_probs[sl, :R], lp.detach(), m, ro.responses[sl, :R])
+                    )
                 loss, lm = algo.policy_loss(
                     self.actor_cfg,
                     lp,

@@ -53,6 +53,11 @@ def test_smoke_grpo(cache_dir, fast, tmp_path) -> None:
     ):
         assert k in keys, k
     assert any("val-core/arithmetic/acc/mean@1" in x["data"] for x in lines)
+    # veRL's rollout-vs-training log-prob check: the sampler's and the trainer's log-probs agree
+    last = train[-1]["data"]
+    assert last["training/rollout_probs_diff_valid"] == 1
+    assert 0.0 <= last["training/rollout_probs_diff_max"] < 1e-3
+    assert last["training/rollout_actor_probs_pearson_corr"] > 0.999
     roll = read_jsonl(run / "rollouts" / "3.jsonl")
     assert len(roll) == 8 * 8
     assert {
