@@ -18,8 +18,10 @@ Does not run anything, and does not correct for multiple comparisons (one primar
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,6 +198,21 @@ def finished(runs: list[Run]) -> list[Run]:
     return [r for r in runs if (r.path / "summary.json").is_file()]
 
 
+@functools.cache
+def finished_runs(path: Path | None) -> tuple[Run, ...]:
+    """The finished runs under a sweep directory, read once per page (tables and figure share them)."""
+    return tuple(finished(find_runs(path))) if path else ()
+
+
+def group_arms(ab: Ablation, runs: Iterable[Run]) -> dict[str, list[Run]]:
+    """Runs by arm label ``<axis>=<value>`` (the recipe name when the axis is ``recipe``)."""
+    arms: dict[str, list[Run]] = {}
+    for r in runs:
+        val = r.recipe if ab.axis == "recipe" else r.overrides.get(ab.axis, "(default)")
+        arms.setdefault(f"{ab.axis}={val}", []).append(r)
+    return arms
+
+
 def paired(base: list[Run], arm: list[Run], m: Metric) -> np.ndarray:
     """Per-seed differences arm - baseline over the seeds both arms finished."""
     b = {r.seed: _value(r, m) for r in base}
@@ -266,15 +283,11 @@ def section(ab: Ablation, path: Path | None, control_dir: Path | None = None) ->
         f"Sweep: `conf/sweep/{ab.sweep}.yaml` (`make sweep SWEEP={ab.sweep}`).",
         "",
     ]
-    all_runs = find_runs(path) if path else []
-    runs = finished(all_runs)
+    runs = list(finished_runs(path))
     if not runs:
         out += ["**Not run.** No finished runs of this sweep exist; nothing is claimed.", ""]
         return out, [ab.title, "not run", "–", "–", "–"]
-    arms: dict[str, list[Run]] = {}
-    for r in runs:
-        val = r.recipe if ab.axis == "recipe" else r.overrides.get(ab.axis, "(default)")
-        arms.setdefault(f"{ab.axis}={val}", []).append(r)
+    arms = group_arms(ab, runs)
     base = arms.get(ab.baseline, [])
     seeds = sorted({r.seed for r in runs})
     out += [f"**Compute.** {compute_line(path, runs, planned_runs(ab.sweep))}.", ""]
@@ -331,7 +344,7 @@ def control_table(
     Also returns (verdict, "Δ [paired CI]") of that comparison on the primary metric, or None.
     """
     sweep, label, which = ab.control
-    ctl = finished(find_runs(path)) if path else []
+    ctl = list(finished_runs(path))
     head = [f"**Control** (`conf/sweep/{sweep}.yaml`, `make sweep SWEEP={sweep}`): {label}."]
     if not ctl or not arm:
         return [head[0] + " Not run: no comparison.", ""], None
@@ -364,22 +377,16 @@ def figure(ab: Ablation, path: Path | None, control_dir: Path | None, out: Path)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from scipy import stats
 
     from analysis.report import aligned
 
     m = next((m for m in ab.metrics if m.key and not m.how.startswith(("len_", "strict"))), None)
-    runs = finished(find_runs(path)) if path else []
+    runs = finished_runs(path)
     if m is None or not runs:
         return None
-    arms: dict[str, list[Run]] = {}
-    for r in runs:
-        val = r.recipe if ab.axis == "recipe" else r.overrides.get(ab.axis, "(default)")
-        arms.setdefault(f"{ab.axis}={val}", []).append(r)
-    if ab.control and control_dir:
-        ctl = finished(find_runs(control_dir))
-        if ctl:
-            arms[ab.control[1]] = ctl
+    arms = group_arms(ab, runs)
+    if ab.control and finished_runs(control_dir):
+        arms[ab.control[1]] = list(finished_runs(control_dir))
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for label, rs in arms.items():
         grid, vals = aligned(rs, (m.key,))
@@ -387,13 +394,12 @@ def figure(ab: Ablation, path: Path | None, control_dir: Path | None, out: Path)
             continue
         with np.errstate(all="ignore"):
             mean = np.nanmean(vals, axis=0)
-            n = np.isfinite(vals).sum(axis=0)
-            half = stats.t.ppf(0.975, np.maximum(n - 1, 1)) * np.nanstd(vals, axis=0, ddof=1) / np.sqrt(n)
+        lo, hi = np.array([t_ci(vals[:, j]) for j in range(grid.size)]).T
         (line,) = ax.plot(
             grid, mean, marker="o" if grid.size < 10 else None, ms=3, label=f"{label} (n={len(rs)})"
         )
         if len(rs) > 1:
-            ax.fill_between(grid, mean - half, mean + half, color=line.get_color(), alpha=0.18, lw=0)
+            ax.fill_between(grid, lo, hi, color=line.get_color(), alpha=0.18, lw=0)
     ax.set_xlabel("RL step")
     ax.set_ylabel(m.label.split(",")[0])
     ax.set_title(f"{ab.title}\n(mean over seeds, 95% t band)", fontsize=9)
