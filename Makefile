@@ -87,7 +87,7 @@ sweep: setup ## Ablation sweep as a Hydra multirun: make sweep SWEEP=<name> [REC
 	$(PY) -m recipes.sweep sweep=$(SWEEP) $(if $(filter command line,$(origin RECIPE)),recipe=$(RECIPE)) $(if $(SCALE),scale=$(SCALE)) $(ARGS)
 
 ablations-doc: setup ## Regenerate docs/ablations.md from the newest sweep directories in multirun/
-	$(PY) -m benchmarks.ablations $(ARGS)
+	$(PY) -m analysis.ablations $(ARGS)
 
 pipeline: setup ## Multi-stage pipeline: make pipeline PIPELINE=r1|distill
 	$(PY) -m recipes.pipeline pipeline=$(PIPELINE) $(ARGS)

@@ -26,8 +26,8 @@ import numpy as np
 from omegaconf import DictConfig
 
 from analysis.render import Document, Section, Table
-from analysis.runs import ZERO_VAR_KEYS, Run, group_key, is_correct
-from recipes.registry import Registry
+from core.registry import Registry
+from core.runs import ZERO_VAR_KEYS, Run, group_key, is_correct
 
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S)
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -53,7 +53,7 @@ def _numeric_grader(response: str, gold: str) -> bool:
 
 
 def _math_verify_grader(response: str, gold: str) -> bool:
-    from math_verify import parse, verify
+    from math_verify import parse, verify  # loads SymPy (~1 s); only this grader needs it
 
     region = answer_region(response)
     gold_p = parse(f"${gold}$" if "\\" not in str(gold) else str(gold))

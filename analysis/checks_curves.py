@@ -22,7 +22,7 @@ import numpy as np
 from analysis.checks import CHECKS, Context, check, group_pass_rates, key_of, not_logged
 from analysis.metrics import bootstrap_ci, pass_at_k
 from analysis.render import Section, Table, fmt
-from analysis.runs import Series, group_key, is_correct, response_length
+from core.runs import Series, group_key, is_correct, response_length
 
 ACC_KEYS = ("^val-core/.*/acc/mean@", "^val-core/.*/reward/mean@", "critic/score/mean")
 _ANS = re.compile(r"<answer>|\\boxed\s*\{|\\fbox\s*\{")

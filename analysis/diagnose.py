@@ -8,9 +8,7 @@ is reported as failed with its error (the rest still run); missing data is "not 
 
 from __future__ import annotations
 
-import sys
 import traceback
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,9 +16,9 @@ from omegaconf import DictConfig
 
 import analysis.checks_curves  # noqa: F401  (registers checks 4-7)
 from analysis.checks import CHECKS, Context
-from analysis.cli import parse, require
 from analysis.render import STATUS_ICON, Document, Section
-from analysis.runs import Run
+from core.cli import hydra_main, require
+from core.runs import Run
 
 
 def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
@@ -52,9 +50,9 @@ def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
     return doc, doc.write("diagnosis")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cfg, _ = parse("diagnose", argv)
-    require(cfg, "run", command="diagnose")
+def command(cfg: DictConfig) -> int:
+    """Run the checklist and print one verdict line per check."""
+    require(cfg, "run", command="analysis.diagnose")
     doc, files = run(cfg)
     for s in doc.sections:
         print(f"[{STATUS_ICON.get(s.status, s.status):>10}] {s.title}: {s.verdict}")
@@ -62,5 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+main = hydra_main("analysis", "diagnose", command)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

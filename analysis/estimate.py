@@ -21,14 +21,15 @@ training forward/backward passes, or the reference/old-policy log-prob passes.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from analysis.cli import CONF_DIR, parse, require
+from core.cli import hydra_main, require, route_argv
+from core.compose import compose
 
 # Published training-set sizes, used only when data.train_files does not exist locally.
 PUBLISHED_PROMPTS = {
@@ -40,19 +41,7 @@ PUBLISHED_PROMPTS = {
 
 def compose_recipe(recipe: str, overrides: Sequence[str] = ()) -> tuple[DictConfig, dict[str, str]]:
     """The composed config and the Hydra group choices (``dataset``, ``scale``...)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    from recipes.compose import check_choice
-
-    full = [f"recipe={recipe}", *overrides]
-    for group in ("recipe", "scale"):
-        check_choice(full, group)  # "unknown recipe 'x'; available: ..." before Hydra's long error
-    if GlobalHydra.instance().is_initialized():  # inside someone's Hydra context: reuse it
-        cfg = compose("config", overrides=full, return_hydra_config=True)
-    else:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-            cfg = compose("config", overrides=full, return_hydra_config=True)
+    cfg = compose([f"recipe={recipe}", *overrides], hydra=True)
     choices = {str(k): str(v) for k, v in cfg.hydra.runtime.choices.items()}
     with open_dict(cfg):
         del cfg["hydra"]
@@ -65,8 +54,6 @@ def count_prompts(cfg: DictConfig, dataset: str) -> tuple[int, str]:
     files = list(files) if OmegaConf.is_list(files) else [files]
     paths = [Path(str(f)).expanduser() for f in files if f]
     if paths and all(p.exists() for p in paths):
-        import pyarrow.parquet as pq
-
         return sum(
             pq.ParquetFile(p).metadata.num_rows for p in paths
         ), f"rows of {', '.join(map(str, paths))}"
@@ -150,10 +137,10 @@ def format_estimate(e: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cfg, overrides = parse("estimate", argv, passthrough=True)
-    require(cfg, "recipe", command="estimate")
-    recipe_cfg, choices = compose_recipe(str(cfg.recipe), overrides)
+def command(cfg: DictConfig) -> int:
+    """Compose the recipe with ``cfg.overrides``, print the estimate (and write ``out``)."""
+    require(cfg, "recipe", command="analysis.estimate")
+    recipe_cfg, choices = compose_recipe(str(cfg.recipe), list(cfg.overrides))
     e = estimate(cfg, recipe_cfg, choices)
     print(format_estimate(e))
     if cfg.out:
@@ -163,5 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+main = hydra_main("analysis", "estimate", command)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    route_argv("analysis", "estimate")  # keys that are not estimate's own are the recipe's overrides
+    main()

@@ -1,12 +1,12 @@
 """``python -m analysis.evaluate model=<path|run dir> data=<parquet> n=64 k=[1,4,16,64]``.
 
-Samples ``n`` answers per prompt (``analysis.sampling``: vLLM on a GPU machine, the local
+Samples ``n`` answers per prompt (:mod:`core.sampling`: vLLM on a GPU machine, the local
 engine's CPU sampler, or HF ``generate``), optionally under s1 budget forcing, grades each with
 ``rewards.compute_score`` and reports per data source and overall: unbiased pass@k, maj@k over
 the extracted answers (``pred``; ties split, see ``analysis.metrics``) and mean@k, each with a
 percentile-bootstrap 95% interval over prompts. Writes ``result.json`` (metrics + the full
 settings: model, data hash, n, k, temperature, top-p, max tokens, seed, sampler, budget,
-package versions), ``samples.jsonl``, ``tts.png`` (pass@k, maj@k and mean@1 against k) and
+package versions: ``core.versions``), ``samples.jsonl``, ``tts.png`` (pass@k, maj@k and mean@1 against k) and
 ``eval.md``/``eval.html``. ``score_table`` is the pure metrics part (tests call it directly).
 It does not pick checkpoints by score, and intervals ignore sampling noise within a prompt
 beyond what the n samples carry.
@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +25,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from analysis.cli import parse, require
+from analysis.budget import budget_force
 from analysis.metrics import SAMPLE_METRICS, bootstrap_ci
 from analysis.render import Document, Section, Table
-from analysis.runs import Run
+from core import versions
+from core.cli import hydra_main, require
+from core.data import Prompt, chat_ids, read_rows, sha256_file
+from core.runs import Run
+from core.sampling import Settings, auto_sampler_name, decode, make_sampler, score_text
+from rewards import compute_score
+from rewards.normalize import clean, parse_number
 
 Scorer = Callable[[str, str, str, dict[str, Any]], dict[str, Any]]
 
@@ -95,10 +99,6 @@ def vote_key(pred: Any) -> str | None:
     Symbolically equal non-numbers (``\\sqrt{12}`` vs ``2\\sqrt{3}``) stay separate votes."""
     if pred is None or not str(pred).strip():
         return None
-    try:
-        from rewards.normalize import clean, parse_number
-    except ImportError:
-        return str(pred).strip()
     text = clean(str(pred))
     num = parse_number(text)
     return f"{num[0]}{'%' if num[1] else ''}" if num else text
@@ -149,16 +149,6 @@ def resolve_model(model: str) -> tuple[str, str | None]:
     raise FileNotFoundError(f"evaluate: model={model} is neither a checkpoint nor a run dir with one")
 
 
-def versions() -> dict[str, str]:
-    out = {}
-    for pkg in ("torch", "transformers", "verl", "vllm", "rlvr-recipes"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
 def _tts_plot(doc: Document, table: dict[str, Any]) -> str:
     ov = table["overall"]
     ks = [int(k) for k in ov["pass"]]
@@ -177,128 +167,134 @@ def _tts_plot(doc: Document, table: dict[str, Any]) -> str:
     return doc.save_figure(fig, "tts")
 
 
-def run(cfg: DictConfig, scorer: Scorer | None = None) -> tuple[dict[str, Any], dict[str, Path]]:
-    """Sample, grade and summarise; returns (result dict, files written)."""
-    import pyarrow.parquet as pq
-
-    from analysis.sampling import SAMPLERS, auto_sampler_name, budget_force
-    from data_pipelines.io import sha256_file
-
-    if scorer is None:
-        from rewards import compute_score as scorer  # type: ignore[assignment]
+def sample(cfg: DictConfig, rows: list[dict[str, Any]]) -> tuple[list[str], Any, dict[str, Any]]:
+    """``n`` texts per row with the configured sampler (and budget forcing); (texts, tokenizer, settings)."""
     model_path, state_file = resolve_model(str(cfg.model))
-    data = Path(str(cfg.data))
-    rows = pq.read_table(data).to_pylist()[: cfg.limit or None]
     name = auto_sampler_name(model_path) if cfg.sampler == "auto" else str(cfg.sampler)
-    settings = {"temperature": float(cfg.temperature), "top_p": float(cfg.top_p), "seed": int(cfg.seed)}
-    sampler = SAMPLERS.get(name)(model_path, {**settings, "state_file": state_file})
-    tok = sampler.tokenizer
-    prompts = []
-    for r in rows:
-        ids = tok.apply_chat_template(
-            [dict(m) for m in r["prompt"]], tokenize=True, add_generation_prompt=True
-        )
-        prompts.append(list(ids["input_ids"] if hasattr(ids, "keys") else ids))
-    n = int(cfg.n)
-    t0 = time.perf_counter()
-    budget = OmegaConf.to_container(cfg.budget, resolve=True)
+    settings = Settings(temperature=float(cfg.temperature), top_p=float(cfg.top_p), seed=int(cfg.seed))
+    sampler = make_sampler(name, model_path, settings, state_file)
+    prompts = [chat_ids(sampler.tokenizer, r["prompt"]) for r in rows]
+    n, budget = int(cfg.n), OmegaConf.to_container(cfg.budget, resolve=True)
     forcing = budget.get("min_think") is not None or budget.get("max_think") is not None  # type: ignore[union-attr]
+    t0 = time.perf_counter()
     if forcing:
         texts = [f.text for f in budget_force(sampler, prompts, n, budget, int(cfg.max_tokens))]  # type: ignore[arg-type]
     else:
-        texts = [
-            tok.decode(c.ids, skip_special_tokens=True)
-            for c in sampler.generate(prompts, n, int(cfg.max_tokens))
-        ]
-    gen_s = time.perf_counter() - t0
+        texts = decode(sampler.tokenizer, sampler.generate(prompts, n, int(cfg.max_tokens)))
+    info = {
+        "model": model_path,
+        "checkpoint_state": state_file,
+        "sampler": name,
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "seed": settings.seed,
+        "budget_forcing": budget if forcing else None,
+        "generation_seconds": round(time.perf_counter() - t0, 2),
+    }
+    return texts, sampler.tokenizer, info
+
+
+def grade(
+    rows: list[dict[str, Any]], texts: list[str], n: int, tok: Any, scorer: Scorer
+) -> list[dict[str, Any]]:
+    """One record per sample: score, correctness, extracted answer and its vote form, length."""
     records = []
     for i, text in enumerate(texts):
         row = rows[i // n]
         gt = str(row["reward_model"]["ground_truth"])
-        res = scorer(row["data_source"], text, gt, dict(row.get("extra_info") or {}))
+        prompt = Prompt([], "", row["data_source"], gt, dict(row.get("extra_info") or {}))
+        score, acc, res = score_text(scorer, prompt, text)
         records.append(
             {
                 "prompt": i // n,
                 "data_source": row["data_source"],
                 "output": text,
                 "gts": gt,
-                "score": float(res["score"]),
-                "acc": bool(res.get("acc", res["score"] > 0)),
+                "score": score,
+                "acc": acc,
                 "pred": res.get("pred"),
                 "vote": vote_key(res.get("pred")),
                 "format": res.get("format"),
                 "response_length": len(tok.encode(text, add_special_tokens=False)),
             }
         )
-    table = score_table(records, list(cfg.k), int(cfg.bootstrap), int(cfg.maj_subsets), int(cfg.seed))
-    out = (
-        Path(str(cfg.out))
-        if cfg.out
-        else (
-            Path(str(cfg.model)) / "eval"
-            if (Path(str(cfg.model)) / "run.json").exists()
-            else Path("eval") / Path(model_path).name
-        )
-    )
-    result = {
-        **table,
-        "settings": {
-            "model": model_path,
-            "checkpoint_state": state_file,
-            "model_arg": str(cfg.model),
-            "data": str(data),
-            "data_sha256": sha256_file(data),
-            "n": n,
-            "k": list(cfg.k),
-            "limit": cfg.limit,
-            "temperature": settings["temperature"],
-            "top_p": settings["top_p"],
-            "max_tokens": int(cfg.max_tokens),
-            "seed": settings["seed"],
-            "sampler": name,
-            "budget_forcing": budget if forcing else None,
-            "versions": versions(),
-            "bootstrap": int(cfg.bootstrap),
-            "maj_subsets": int(cfg.maj_subsets),
-            "generation_seconds": round(gen_s, 2),
-        },
-    }
+    return records
+
+
+def _document(
+    cfg: DictConfig, out: Path, table: dict[str, Any], info: dict[str, Any], data: Path
+) -> Document:
     doc = Document(f"Evaluation: {cfg.model} on {data.name}", out)
+    state = info["checkpoint_state"]
+    doc.intro.append(f"Model {info['model']}" + (f" with the weights of {state}" if state else "") + ".")
     doc.intro.append(
-        f"Model {model_path}" + (f" with the weights of {state_file}" if state_file else "") + "."
-    )
-    doc.intro.append(
-        f"{table['n_prompts']} prompts × {n} samples, T={settings['temperature']}, top-p "
-        f"{settings['top_p']}, max {cfg.max_tokens} tokens, sampler {name}"
-        f"{', budget forcing ' + json.dumps(budget) if forcing else ''}."
+        f"{table['n_prompts']} prompts × {cfg.n} samples, T={info['temperature']}, top-p "
+        f"{info['top_p']}, max {cfg.max_tokens} tokens, sampler {info['sampler']}"
+        f"{', budget forcing ' + json.dumps(info['budget_forcing']) if info['budget_forcing'] else ''}."
     )
     for scope, t in [
         ("overall", table["overall"]),
         *[(f"data_source={s}", v) for s, v in table["by_source"].items()],
     ]:
+        rows = [
+            [
+                int(k),
+                t["pass"][k]["mean"],
+                f"[{t['pass'][k]['lo']:.3f}, {t['pass'][k]['hi']:.3f}]",
+                t["maj"][k]["mean"],
+                f"[{t['maj'][k]['lo']:.3f}, {t['maj'][k]['hi']:.3f}]",
+                t["mean"][k]["mean"],
+            ]
+            for k in t["pass"]
+        ]
         doc.sections.append(
             Section(
-                scope,
-                tables=[
-                    Table(
-                        ["k", "pass@k", "pass 95% CI", "maj@k", "maj 95% CI", "mean@k"],
-                        [
-                            [
-                                int(k),
-                                t["pass"][k]["mean"],
-                                f"[{t['pass'][k]['lo']:.3f}, {t['pass'][k]['hi']:.3f}]",
-                                t["maj"][k]["mean"],
-                                f"[{t['maj'][k]['lo']:.3f}, {t['maj'][k]['hi']:.3f}]",
-                                t["mean"][k]["mean"],
-                            ]
-                            for k in t["pass"]
-                        ],
-                    )
-                ],
+                scope, tables=[Table(["k", "pass@k", "pass 95% CI", "maj@k", "maj 95% CI", "mean@k"], rows)]
             )
         )
     doc.sections[0].figures.append(_tts_plot(doc, table))
-    files = doc.write("eval")
+    return doc
+
+
+def run(cfg: DictConfig, scorer: Scorer | None = None) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Sample, grade and summarise; returns (result dict, files written)."""
+    data = Path(str(cfg.data))
+    rows = read_rows(data)[: cfg.limit or None]
+    texts, tok, info = sample(cfg, rows)
+    records = grade(rows, texts, int(cfg.n), tok, scorer or compute_score)
+    table = score_table(records, list(cfg.k), int(cfg.bootstrap), int(cfg.maj_subsets), int(cfg.seed))
+    model_dir = Path(str(cfg.model))
+    out = (
+        Path(str(cfg.out))
+        if cfg.out
+        else (
+            model_dir / "eval"
+            if (model_dir / "run.json").exists()
+            else Path("eval") / Path(info["model"]).name
+        )
+    )
+    settings = {
+        "model": info["model"],
+        "checkpoint_state": info["checkpoint_state"],
+        "model_arg": str(cfg.model),
+        "data": str(data),
+        "data_sha256": sha256_file(data),
+        "n": int(cfg.n),
+        "k": list(cfg.k),
+        "limit": cfg.limit,
+        "temperature": info["temperature"],
+        "top_p": info["top_p"],
+        "max_tokens": int(cfg.max_tokens),
+        "seed": info["seed"],
+        "sampler": info["sampler"],
+        "budget_forcing": info["budget_forcing"],
+        "versions": versions(),
+        "bootstrap": int(cfg.bootstrap),
+        "maj_subsets": int(cfg.maj_subsets),
+        "generation_seconds": info["generation_seconds"],
+    }
+    result = {**table, "settings": settings}
+    files = _document(cfg, out, table, info, data).write("eval")
     files["result"] = out / "result.json"
     files["result"].write_text(json.dumps(result, indent=1))
     files["samples"] = out / "samples.jsonl"
@@ -306,9 +302,9 @@ def run(cfg: DictConfig, scorer: Scorer | None = None) -> tuple[dict[str, Any], 
     return result, files
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cfg, _ = parse("evaluate", argv)
-    require(cfg, "model", "data", command="evaluate")
+def command(cfg: DictConfig) -> int:
+    """Evaluate and print one line per k."""
+    require(cfg, "model", "data", command="analysis.evaluate")
     result, files = run(cfg)
     ov = result["overall"]
     for k in ov["pass"]:
@@ -323,5 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+main = hydra_main("analysis", "evaluate", command)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

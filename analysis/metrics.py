@@ -13,21 +13,24 @@ What it does
   ``n_subsets`` random subsets (seeded), i.e. a Monte Carlo estimate of the subset expectation.
 - ``mean_at_k``: the mean accuracy of k samples, whose expectation over subsets is the mean
   over all n samples (veRL's ``mean@n``); reported for k to sit next to pass@k and maj@k.
-- ``bootstrap_ci``: vectorised percentile bootstrap over the first axis (prompts).
-- ``t_ci``, ``hedges_g``, ``welch_diff_ci``: seed-level summaries for comparing arms.
+- ``bootstrap_ci``: percentile bootstrap over prompts (``scipy.stats.bootstrap``).
+- ``t_ci``, ``welch_diff_ci`` (``scipy.stats`` t-tests), ``hedges_g``: seed-level summaries for
+  comparing arms; ``seeds_needed``: a paired t-test's sample size for a given power (statsmodels).
 
 What it does not do: grade answers (``rewards``), or bias-correct maj@k beyond subset averaging.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import stats
 from scipy.special import gammaln
 
-from recipes.registry import Registry
+from core.registry import Registry
 
 FloatArray = NDArray[np.float64]
 
@@ -193,12 +196,11 @@ def bootstrap_ci(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-    statistic: Callable[[FloatArray], FloatArray] | None = None,
+    statistic: Callable[..., FloatArray] | None = None,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of a statistic (default: the mean) over axis 0.
-
-    ``statistic`` receives a ``(n_resamples, n)`` array and must reduce axis 1. Empty input
-    gives (nan, nan); one value gives (v, v).
+    """Percentile bootstrap interval of a statistic (default: the mean) over prompts, by
+    ``scipy.stats.bootstrap``. ``statistic(sample, axis)`` follows scipy's vectorised convention.
+    Non-finite values are dropped; empty input gives (nan, nan); one value gives (v, v).
 
     >>> lo, hi = bootstrap_ci([0.0, 1.0] * 50)
     >>> 0.38 < lo < 0.5 < hi < 0.62
@@ -210,24 +212,37 @@ def bootstrap_ci(
         return (float("nan"), float("nan"))
     if x.size == 1:
         return (float(x[0]), float(x[0]))
-    stat = statistic or (lambda a: a.mean(axis=1))
-    rng = np.random.default_rng(seed)
-    reps = stat(x[rng.integers(0, x.size, size=(n_resamples, x.size))])
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(reps, [alpha, 1 - alpha])
-    return (float(lo), float(hi))
+    ci = stats.bootstrap(
+        (x,),
+        statistic or np.mean,
+        n_resamples=n_resamples,
+        confidence_level=level,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    ).confidence_interval
+    return (float(ci.low), float(ci.high))
+
+
+def _finite(values: ArrayLike) -> FloatArray:
+    x = np.asarray(values, dtype=np.float64).ravel()
+    return x[np.isfinite(x)]
 
 
 def t_ci(values: ArrayLike, level: float = 0.95) -> tuple[float, float]:
-    """Student-t interval of the mean (for a handful of seeds); (nan, nan) below 2 values."""
-    x = np.asarray(values, dtype=np.float64).ravel()
-    x = x[np.isfinite(x)]
+    """Student-t interval of the mean (``scipy.stats.ttest_1samp``; for a handful of seeds, or of
+    paired per-seed differences); (nan, nan) below 2 values.
+
+    >>> [round(v, 3) for v in t_ci([0.5, 0.6, 0.7])]
+    [0.352, 0.848]
+    """
+    x = _finite(values)
     if x.size < 2:
         return (float("nan"), float("nan"))
-    from scipy import stats
-
-    half = stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size)
-    return (float(x.mean() - half), float(x.mean() + half))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # zero spread: the interval is the mean itself
+        ci = stats.ttest_1samp(x, 0.0).confidence_interval(level)
+    return (float(ci.low), float(ci.high))
 
 
 def hedges_g(a: ArrayLike, b: ArrayLike) -> float:
@@ -249,21 +264,37 @@ def hedges_g(a: ArrayLike, b: ArrayLike) -> float:
 
 
 def welch_diff_ci(a: ArrayLike, b: ArrayLike, level: float = 0.95) -> tuple[float, float, float]:
-    """(mean(b) - mean(a), lo, hi) with a Welch-t interval; nan bounds with < 2 values a side."""
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
-    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+    """(mean(b) - mean(a), lo, hi) with a Welch-t interval (``scipy.stats.ttest_ind``,
+    ``equal_var=False``); nan bounds with < 2 values a side."""
+    x, y = _finite(a), _finite(b)
     if x.size == 0 or y.size == 0:
         return (float("nan"),) * 3
     diff = float(y.mean() - x.mean())
     if x.size < 2 or y.size < 2:
         return (diff, float("nan"), float("nan"))
-    va, vb = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
-    se = np.sqrt(va + vb)
-    if se == 0:
-        return (diff, diff, diff)
-    dof = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1))
-    from scipy import stats
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # zero spread on both sides: the difference itself
+        ci = stats.ttest_ind(y, x, equal_var=False).confidence_interval(level)
+    return (diff, float(ci.low), float(ci.high))
 
-    half = stats.t.ppf(0.5 + level / 2, dof) * se
-    return (diff, float(diff - half), float(diff + half))
+
+def seeds_needed(diffs: ArrayLike, delta: float, power: float = 0.8, alpha: float = 0.05) -> int | None:
+    """Seeds for ``power`` to detect a mean paired difference ``delta`` with a two-sided ``alpha``
+    paired t-test, given the spread of the observed per-seed differences (statsmodels'
+    ``TTestPower``); None with fewer than 2 finite differences or no spread.
+
+    >>> seeds_needed([0.01, -0.03, 0.02, 0.0, -0.01], 0.03)
+    6
+    """
+    from statsmodels.stats.power import TTestPower  # statsmodels loads in ~1 s; only the ablation report asks
+
+    d = np.asarray(diffs, dtype=np.float64).ravel()
+    if d.size < 2 or not np.isfinite(d).all() or d.std(ddof=1) == 0:
+        return None
+    test, effect = TTestPower(), delta / d.std(ddof=1)
+    with warnings.catch_warnings(record=True):  # statsmodels forces its ConvergenceWarning to "always"
+        if test.power(effect_size=effect, nobs=2, alpha=alpha) >= power:
+            return 2  # already powered at the smallest paired sample
+        n = test.solve_power(effect_size=effect, alpha=alpha, power=power)
+    n = float(np.asarray(n).ravel()[0])
+    return max(2, int(np.ceil(n))) if np.isfinite(n) else None

@@ -1,7 +1,7 @@
 """``python -m analysis.report runs=[a,b] | sweep=<multirun dir>``: compare arms of a sweep.
 
 Runs are grouped into arms by the override values that differ between them (seeds excluded;
-``analysis.runs.group_runs``). For every panel in ``PANELS`` it plots the per-arm mean across
+``core.runs.group_runs``). For every panel of ``analysis.panels`` it plots the per-arm mean across
 seeds with a min-max seed band, on the union of logged steps (each run linearly interpolated
 inside its own logged range, never extrapolated). Response length of correct vs incorrect
 samples comes from the rollout dumps. The summary table gives, per metric and arm, the mean over
@@ -14,11 +14,7 @@ metrics (no multiple-comparison correction): read the intervals, not stars.
 
 from __future__ import annotations
 
-import re
-import sys
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -26,71 +22,12 @@ import numpy as np
 from omegaconf import DictConfig
 
 from analysis.checks_curves import length_by_correctness
-from analysis.cli import parse
 from analysis.metrics import hedges_g, t_ci, welch_diff_ci
+from analysis.panels import panels_for
 from analysis.render import Document, Section, Table, fmt
-from analysis.runs import ZERO_VAR_KEYS, Run, find_runs, group_runs
-from recipes.registry import Registry
-
-
-@dataclass(frozen=True)
-class Panel:
-    title: str
-    keys: tuple[str, ...]  # first logged wins; "^..." is a regex
-    higher_is_better: bool | None = None
-
-
-PANELS: Registry[Panel] = Registry("panel")
-for _name, _panel in {
-    "val_accuracy": Panel(
-        "validation accuracy", ("^val-core/.*/acc/mean@", "^val-core/.*/reward/mean@"), True
-    ),
-    "score": Panel("training score (critic/score/mean)", ("critic/score/mean",), True),
-    "reward": Panel("training reward (critic/rewards/mean)", ("critic/rewards/mean",), True),
-    "unfiltered_score": Panel(
-        "unfiltered score (before dynamic sampling)", ("rlvr/unfiltered_score/mean",), True
-    ),
-    "response_length": Panel("response length", ("response_length/mean",)),
-    "entropy": Panel("entropy", ("actor/entropy",)),
-    "clipfrac": Panel("clip fraction", ("actor/pg_clipfrac",)),
-    "ppo_kl": Panel("KL to old policy (actor/ppo_kl)", ("actor/ppo_kl",)),
-    "kl_loss": Panel("KL to reference (actor/kl_loss)", ("actor/kl_loss", "critic/kl")),
-    "zero_var": Panel("share of zero-variance groups", ZERO_VAR_KEYS, False),
-    "gen_batches": Panel("generation batches per step", ("rlvr/gen_batches", "train/num_gen_batches"), False),
-    "probs_diff": Panel("rollout vs training prob diff", ("training/rollout_probs_diff_mean",), False),
-}.items():
-    PANELS.add(_name, _panel)
-PANEL_ORDER = list(
-    dict.fromkeys(
-        [
-            "val_accuracy",
-            "score",
-            "reward",
-            "unfiltered_score",
-            "response_length",
-            "entropy",
-            "clipfrac",
-            "ppo_kl",
-            "kl_loss",
-            "zero_var",
-            "gen_batches",
-            "probs_diff",
-        ]
-    )
-)
-
-
-def panels_for(runs: list[Run]) -> list[tuple[str, Panel]]:
-    """The registered panels in order, with the validation-accuracy panel split into one panel
-    per logged ``val-core/<data_source>/acc/mean@N`` key (several held-out sets)."""
-    val_keys = sorted({k for r in runs for k in r.metrics if re.match(r"val-core/.*/acc/mean@", k)})
-    out: list[tuple[str, Panel]] = []
-    for name in PANEL_ORDER:
-        if name == "val_accuracy" and len(val_keys) > 1:
-            out += [(f"val_{i}", Panel(f"validation {k}", (k,), True)) for i, k in enumerate(val_keys)]
-        else:
-            out.append((name, PANELS.get(name)))
-    return out
+from analysis.wandb_report import publish_report
+from core.cli import hydra_main
+from core.runs import Run, find_runs, group_runs
 
 
 def aligned(runs: list[Run], keys: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -130,6 +67,73 @@ def _band_plot(ax: plt.Axes, grid: np.ndarray, vals: np.ndarray, label: str) -> 
         ax.fill_between(grid, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
 
 
+def _curves(
+    doc: Document, runs: list[Run], arms: dict[str, list[Run]], base: str, frac: float
+) -> tuple[Section, Table]:
+    """One figure per logged panel (mean over seeds, min-max band) and the summary table rows."""
+    header = [
+        "metric",
+        "arm",
+        "seeds",
+        "final mean",
+        "95% CI (t)",
+        f"Δ vs {base}",
+        "Δ 95% CI (Welch)",
+        "Hedges g",
+    ]
+    summary, curves, missing = Table(header, []), Section("Curves"), []
+    for name, panel in panels_for(runs):
+        per_arm = {a: aligned(rs, panel.keys) for a, rs in arms.items()}
+        if all(v.size == 0 for _, v in per_arm.values()):
+            missing.append(panel.title)
+            continue
+        fig, ax = plt.subplots(figsize=(6.4, 3.4))
+        for a, (grid, vals) in per_arm.items():
+            if vals.size:
+                _band_plot(ax, grid, vals, a)
+        ax.set(xlabel="step", title=panel.title)
+        ax.legend(fontsize=7)
+        curves.figures.append(doc.save_figure(fig, f"curve_{name}"))
+        base_vals = final_values(arms[base], panel.keys, frac)
+        for a, rs in arms.items():
+            v = final_values(rs, panel.keys, frac)
+            lo, hi = t_ci(v)
+            d, dlo, dhi = welch_diff_ci(base_vals, v) if a != base else (np.nan, np.nan, np.nan)
+            g = hedges_g(base_vals, v) if a != base else np.nan
+            mean = float(np.nanmean(v)) if np.isfinite(v).any() else np.nan
+            row = [panel.title, a, int(np.isfinite(v).sum()), mean, f"[{fmt(lo)}, {fmt(hi)}]", d]
+            summary.rows.append([*row, f"[{fmt(dlo)}, {fmt(dhi)}]", g])
+    if missing:
+        curves.text.append("not logged by any run: " + ", ".join(missing))
+    return curves, summary
+
+
+def _lengths(doc: Document, arms: dict[str, list[Run]]) -> Section:
+    """Response length of correct vs incorrect rollout samples per arm (from the dumps)."""
+    lengths = Section("Response length: correct vs incorrect samples")
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    drawn = False
+    for a, rs in arms.items():
+        split = [length_by_correctness(r.samples("rollouts")) for r in rs]
+        for label, style in (("correct", "-"), ("incorrect", "--")):
+            parts = [s[label] for s in split if label in s]
+            if parts:
+                grid = np.unique(np.concatenate([p[0] for p in parts]))
+                vals = np.array([np.interp(grid, p[0], p[1], left=np.nan, right=np.nan) for p in parts])
+                ax.plot(grid, np.nanmean(vals, axis=0), style, label=f"{a} {label}")
+                drawn = True
+    if drawn:
+        ax.set(
+            xlabel="step", ylabel="response length", title="length of correct (—) vs incorrect (--) samples"
+        )
+        ax.legend(fontsize=7)
+        lengths.figures.append(doc.save_figure(fig, "length_correct_incorrect"))
+    else:
+        plt.close(fig)
+        lengths.status, lengths.verdict = "not_logged", "not logged: no graded rollout dumps"
+    return lengths
+
+
 def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
     """Build the comparison report; returns the document and the files written."""
     runs: list[Run] = []
@@ -152,101 +156,27 @@ def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
         f"{len(runs)} runs in {len(arms)} arms; swept axes: {', '.join(axes) or '(none found)'}; "
         f"baseline arm: {base}. Bands: min-max over seeds; lines: mean over seeds."
     )
-    doc.intro.append(
-        "Arms: "
-        + "; ".join(
-            f"{a}: {len(rs)} runs (seeds {sorted(r.seed for r in rs if r.seed is not None)})"
-            for a, rs in arms.items()
-        )
+    seeds = (
+        f"{a}: {len(rs)} runs (seeds {sorted(r.seed for r in rs if r.seed is not None)})"
+        for a, rs in arms.items()
     )
+    doc.intro.append("Arms: " + "; ".join(seeds))
     frac = float(cfg.final_frac)
-    summary = Table(
-        [
-            "metric",
-            "arm",
-            "seeds",
-            "final mean",
-            "95% CI (t)",
-            f"Δ vs {base}",
-            "Δ 95% CI (Welch)",
-            "Hedges g",
-        ],
-        [],
-    )
-    curves = Section("Curves")
-    missing = []
-    for name, panel in panels_for(runs):
-        per_arm = {a: aligned(rs, panel.keys) for a, rs in arms.items()}
-        if all(v.size == 0 for _, v in per_arm.values()):
-            missing.append(panel.title)
-            continue
-        fig, ax = plt.subplots(figsize=(6.4, 3.4))
-        for a, (grid, vals) in per_arm.items():
-            if vals.size:
-                _band_plot(ax, grid, vals, a)
-        ax.set(xlabel="step", title=panel.title)
-        ax.legend(fontsize=7)
-        curves.figures.append(doc.save_figure(fig, f"curve_{name}"))
-        base_vals = final_values(arms[base], panel.keys, frac)
-        for a, rs in arms.items():
-            v = final_values(rs, panel.keys, frac)
-            lo, hi = t_ci(v)
-            d, dlo, dhi = welch_diff_ci(base_vals, v) if a != base else (np.nan, np.nan, np.nan)
-            g = hedges_g(base_vals, v) if a != base else np.nan
-            summary.rows.append(
-                [
-                    panel.title,
-                    a,
-                    int(np.isfinite(v).sum()),
-                    float(np.nanmean(v)) if np.isfinite(v).any() else np.nan,
-                    f"[{fmt(lo)}, {fmt(hi)}]",
-                    d,
-                    f"[{fmt(dlo)}, {fmt(dhi)}]",
-                    g,
-                ]
-            )
-    if missing:
-        curves.text.append("not logged by any run: " + ", ".join(missing))
-    lengths = Section("Response length: correct vs incorrect samples")
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    drawn = False
-    for a, rs in arms.items():
-        split = [length_by_correctness(r.samples("rollouts")) for r in rs]
-        for label, style in (("correct", "-"), ("incorrect", "--")):
-            parts = [s[label] for s in split if label in s]
-            if parts:
-                grid = np.unique(np.concatenate([p[0] for p in parts]))
-                vals = np.array([np.interp(grid, p[0], p[1], left=np.nan, right=np.nan) for p in parts])
-                ax.plot(grid, np.nanmean(vals, axis=0), style, label=f"{a} {label}")
-                drawn = True
-    if drawn:
-        ax.set(
-            xlabel="step", ylabel="response length", title="length of correct (—) vs incorrect (--) samples"
-        )
-        ax.legend(fontsize=7)
-        lengths.figures.append(doc.save_figure(fig, "length_correct_incorrect"))
-    else:
-        plt.close(fig)
-        lengths.status, lengths.verdict = "not_logged", "not logged: no graded rollout dumps"
+    curves, summary = _curves(doc, runs, arms, base, frac)
+    final = f"final value = mean of the last {frac:.0%} of a run's logged steps"
     doc.sections += [
-        Section(
-            "Summary (final values)",
-            tables=[summary],
-            text=[f"final value = mean of the last {frac:.0%} of a run's logged steps"],
-        ),
+        Section("Summary (final values)", tables=[summary], text=[final]),
         curves,
-        lengths,
+        _lengths(doc, arms),
     ]
     files = doc.write("report")
     if str(cfg.publish).lower() == "wandb":
-        from analysis.wandb_report import publish_report
-
         files["wandb"] = Path(publish_report(runs, axes, cfg))  # type: ignore[arg-type]
     return doc, files
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    cfg, _ = parse("report", argv)
+def command(cfg: DictConfig) -> int:
+    """Build the report and print where it went."""
     if not cfg.runs and not cfg.sweep:
         raise SystemExit("analysis.report: give runs=[<dir>,...] or sweep=<multirun dir> (try --help)")
     doc, files = run(cfg)
@@ -256,5 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+main = hydra_main("analysis", "report", command)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

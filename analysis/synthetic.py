@@ -44,6 +44,41 @@ def write_run(
     path.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     overrides = list(overrides or []) + [f"recipe={recipe}", f"rlvr.seed={seed}"]
+    _manifest_and_config(path, recipe, seed, overrides, prompts, group_size)
+    t = np.linspace(0, 1, steps)
+    acc = np.clip(acc_start + acc_gain * (1 - np.exp(-4 * t)) + rng.normal(0, 0.03, steps), 0, 1)
+    ent = 1.0 + (entropy_end - 1.0) * t + rng.normal(0, 0.01, steps)
+    length = 30 * (1 + length_growth * t) + rng.normal(0, 0.5, steps)
+    lines = []
+    for i in range(steps):
+        data = {
+            "critic/score/mean": acc[i],
+            "critic/rewards/mean": acc[i],
+            "response_length/mean": length[i],
+            "actor/entropy": ent[i],
+            "actor/pg_clipfrac": 0.02 + 0.01 * rng.random(),
+            "actor/ppo_kl": 1e-3 * rng.random(),
+            "actor/kl_loss": 1e-3 * t[i],
+            "rlvr/unfiltered_score/mean": acc[i] - 0.05,
+            "rlvr/zero_var_group_frac": 0.3 + 0.1 * rng.random(),
+            "rlvr/gen_batches": 1.0,
+            "training/global_step": i + 1,
+        }
+        if i % 10 == 0:
+            data["val-core/arithmetic/acc/mean@4"] = acc[i] + 0.02
+        lines.append(
+            json.dumps({"step": i + 1, "data": {k: v for k, v in data.items() if k not in drop_keys}})
+        )
+    (path / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    dumps = {"prompts": prompts, "group_size": group_size, "length_growth": length_growth, "uid": uid}
+    _sample_dumps(path, rng, acc, steps, dump_every, false_negatives, with_logprobs, **dumps)
+    return path
+
+
+def _manifest_and_config(
+    path: Path, recipe: str, seed: int, overrides: list[str], prompts: int, group_size: int
+) -> None:
+    """``run.json`` and a ``config.yaml`` that carries the overrides."""
     manifest = {
         "recipe": recipe,
         "engine": "local",
@@ -71,31 +106,23 @@ def write_run(
             node = node.setdefault(p, {})
         node[leaf] = yaml.safe_load(val)
     (path / "config.yaml").write_text(yaml.safe_dump(config))
-    t = np.linspace(0, 1, steps)
-    acc = np.clip(acc_start + acc_gain * (1 - np.exp(-4 * t)) + rng.normal(0, 0.03, steps), 0, 1)
-    ent = 1.0 + (entropy_end - 1.0) * t + rng.normal(0, 0.01, steps)
-    length = 30 * (1 + length_growth * t) + rng.normal(0, 0.5, steps)
-    lines = []
-    for i in range(steps):
-        data = {
-            "critic/score/mean": acc[i],
-            "critic/rewards/mean": acc[i],
-            "response_length/mean": length[i],
-            "actor/entropy": ent[i],
-            "actor/pg_clipfrac": 0.02 + 0.01 * rng.random(),
-            "actor/ppo_kl": 1e-3 * rng.random(),
-            "actor/kl_loss": 1e-3 * t[i],
-            "rlvr/unfiltered_score/mean": acc[i] - 0.05,
-            "rlvr/zero_var_group_frac": 0.3 + 0.1 * rng.random(),
-            "rlvr/gen_batches": 1.0,
-            "training/global_step": i + 1,
-        }
-        if i % 10 == 0:
-            data["val-core/arithmetic/acc/mean@4"] = acc[i] + 0.02
-        lines.append(
-            json.dumps({"step": i + 1, "data": {k: v for k, v in data.items() if k not in drop_keys}})
-        )
-    (path / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _sample_dumps(
+    path: Path,
+    rng: np.random.Generator,
+    acc: np.ndarray,
+    steps: int,
+    dump_every: int,
+    false_negatives: int,
+    with_logprobs: bool,
+    *,
+    prompts: int,
+    group_size: int,
+    length_growth: float,
+    uid: bool,
+) -> None:
+    """``rollouts/<step>.jsonl`` and ``validation/<step>.jsonl`` rows graded with the accuracy curve."""
     for kind in ("rollouts", "validation"):
         (path / kind).mkdir(exist_ok=True)
         for step in range(0 if kind == "validation" else 1, steps + 1, dump_every):
@@ -131,7 +158,6 @@ def write_run(
                     score=0.0, acc=False, pred=None, output=f"<think>add</think><answer>{r['gts']}</answer>"
                 )
             (path / kind / f"{step}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def write_sweep(root: str | Path, axis: str, values: list[str], seeds: int = 2, **kw: Any) -> Path:

@@ -21,7 +21,9 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from analysis.runs import Run
+from analysis.panels import PANEL_ORDER, PANELS
+from core.cli import hydra_main
+from core.runs import Run, find_runs, group_runs
 
 
 def sweep_group(run: Run) -> str:
@@ -72,7 +74,7 @@ def log_run(
     project: str = DEFAULT_PROJECT,
 ) -> Path:
     """Replay a run dir's metrics into W&B (offline by default); returns the W&B run directory."""
-    import wandb
+    import wandb  # ~1.5 s; only replaying runs needs it, not the Markdown report that imports this module
 
     settings = run_settings(run, axes, group, project)
     root = Path(root or run.path)
@@ -99,9 +101,7 @@ def build_report(
 ) -> Any:
     """A ``wandb_workspaces`` Report of these runs (no network is touched); ``group`` as in
     ``run_settings`` (the W&B group the runs were logged under)."""
-    import wandb_workspaces.reports.v2 as wr
-
-    from analysis.report import PANEL_ORDER, PANELS
+    import wandb_workspaces.reports.v2 as wr  # ~2 s; only publish=wandb builds a Report
 
     logged = []
     for name in PANEL_ORDER:
@@ -159,12 +159,8 @@ def publish_report(runs: list[Run], axes: list[str], cfg: DictConfig) -> str:
     return str(report.url)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m analysis.wandb_report sweep=<dir>``: replay runs into W&B, grouped and tagged."""
-    from analysis.cli import parse
-    from analysis.runs import find_runs, group_runs
-
-    cfg, _ = parse("wandb", argv)
+def command(cfg: DictConfig) -> int:
+    """Replay runs into W&B, grouped and tagged; print one line per run."""
     runs = [r for d in list(cfg.runs or []) + ([cfg.sweep] if cfg.sweep else []) for r in find_runs(str(d))]
     if not runs:
         raise SystemExit("analysis.wandb_report: give runs=[<dir>,...] or sweep=<multirun dir> (try --help)")
@@ -177,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    import sys
+main = hydra_main("analysis", "wandb", command)
 
-    sys.exit(main())
+
+if __name__ == "__main__":
+    main()

@@ -1,4 +1,5 @@
-"""Analysis benchmarks (not timed tests): ``python -m benchmarks.bench_analysis [pairs=1000000] [runs=20] [steps=1000]``.
+"""Analysis benchmarks (not timed tests): ``python -m benchmarks.bench_analysis [pairs=1000000] [runs=20] [steps=1000]``
+(a Hydra app: ``conf/command/bench_analysis.yaml``).
 
 1. ``analysis.pass_at_k`` over 10^6 (n, c, k) triples, two workloads: the usual evaluation grid
    (n=64, k in {1,4,16,64}) and a wide one (n up to 1,024, any c, k); target < 1 s each.
@@ -12,18 +13,20 @@ Prints one line per measurement and ``PASS``/``FAIL`` against the target.
 from __future__ import annotations
 
 import math
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from omegaconf import OmegaConf
+from omegaconf import DictConfig
+
+from analysis import report
+from analysis.metrics import pass_at_k
+from analysis.synthetic import write_run
+from core.cli import hydra_main, load
 
 
 def bench_pass_at_k(pairs: int) -> bool:
-    from analysis.metrics import pass_at_k
-
     rng = np.random.default_rng(0)
     ok = True
     workloads = {
@@ -51,10 +54,6 @@ def bench_pass_at_k(pairs: int) -> bool:
 
 
 def bench_report(runs: int, steps: int) -> bool:
-    from analysis import report
-    from analysis.cli import defaults_path
-    from analysis.synthetic import write_run
-
     arms = ["none", "k3_0.001", "k3_0.01", "k3_0.05"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "multirun"
@@ -69,8 +68,7 @@ def bench_report(runs: int, steps: int) -> bool:
                 dump_every=100,
             )
         t_write = time.perf_counter() - t
-        cfg = OmegaConf.load(defaults_path("report"))
-        cfg.sweep, cfg.publish = str(root), "none"
+        cfg = load("analysis", "report", [f"sweep={root}", "publish=none"])
         t = time.perf_counter()
         doc, files = report.run(cfg)
         dt = time.perf_counter() - t
@@ -83,12 +81,14 @@ def bench_report(runs: int, steps: int) -> bool:
     return good
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = OmegaConf.from_dotlist(list(sys.argv[1:] if argv is None else argv))
-    ok = bench_pass_at_k(int(args.get("pairs", 1_000_000)))
-    ok &= bench_report(int(args.get("runs", 20)), int(args.get("steps", 1000)))
+def command(args: DictConfig) -> int:
+    ok = bench_pass_at_k(int(args.pairs))
+    ok &= bench_report(int(args.runs), int(args.steps))
     return 0 if ok else 1
 
 
+main = hydra_main("command", "bench_analysis", command)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -1,7 +1,7 @@
 """Overhead of the offline difficulty filter vs generating the same samples alone.
 
 ``python -m benchmarks.bench_data_filter [model=<hf dir>] [data=<task>] [params.<k>=<v>]
-[prompts=128] [n=16] [max_new_tokens=48] [rounds=3]``
+[prompts=128] [n=16] [max_new_tokens=48] [rounds=3]`` (a Hydra app: ``conf/command/bench_data_filter.yaml``)
 
 Interleaves, per round: (a) pure generation — the same generator, the same chunks and per-chunk
 seeds, nothing else; (b) the whole filter (``data_pipelines.filter.run`` on a fresh cache:
@@ -19,45 +19,43 @@ cheap to score: the overhead is then a lower bound). Not a test: numbers depend 
 from __future__ import annotations
 
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
-REPO = Path(__file__).resolve().parents[1]
+from core.cli import hydra_main
+from core.compose import CONF_DIR
+from core.data import read_rows
+from core.model import ModelSpec, build_checkpoint
+from data_pipelines.filter import _chunk_seed, run
+from data_pipelines.generation import SamplerGenerator, SamplingParams
+from data_pipelines.io import write_rows
+from data_pipelines.tasks import TASKS
 
 
 def _default_model(tmp: Path) -> tuple[Path, str]:
     cached = sorted(Path("~/.cache/rlvr/models").expanduser().glob("*/config.json"))
     if cached:
         return cached[-1].parent, "arithmetic"
-    from data_pipelines.local_model import build_tiny_checkpoint
+    spec = ModelSpec(128, 4, 4, 2, 512, 2048)
+    return build_checkpoint(tmp / "tiny", spec, tokenizer="byte", seed=0), "overtime_pay"
 
-    return build_tiny_checkpoint(tmp / "tiny", seed=0, hidden=128, layers=4), "overtime_pay"
 
-
-def main(argv: list[str]) -> None:
-    from data_pipelines.filter import _chunk_seed, run
-    from data_pipelines.generation import HFGenerator, SamplingParams
-    from data_pipelines.io import read_rows, write_rows
-    from data_pipelines.tasks import TASKS
-
-    args = OmegaConf.from_dotlist(argv)
+def command(args: DictConfig) -> int:
+    """Time pure generation and the whole filter, interleaved; print the overheads."""
     tmp = Path(tempfile.mkdtemp(prefix="bench_filter_"))
-    model, task = (
-        (Path(args.model), args.get("data", "arithmetic")) if args.get("model") else _default_model(tmp)
-    )
-    task = args.get("data", task)
-    prompts, n, rounds = int(args.get("prompts", 128)), int(args.get("n", 16)), int(args.get("rounds", 3))
-    sampling = {"max_new_tokens": int(args.get("max_new_tokens", 48)), "batch_prompts": 8, "cpu_threads": 1}
+    model, task = (Path(str(args.model)), "arithmetic") if args.model else _default_model(tmp)
+    task = str(args.data or task)
+    prompts, n, rounds = int(args.prompts), int(args.n), int(args.rounds)
+    sampling = {"max_new_tokens": int(args.max_new_tokens), "batch_prompts": 8, "cpu_threads": 1}
     data = tmp / "train.parquet"
-    params = OmegaConf.to_container(args.params) if "params" in args else {}
+    params = OmegaConf.to_container(args.params)
     write_rows(TASKS.get(task)(n=prompts, seed=0, split="train", **params), data)
     rows = read_rows(data)
-    gen = HFGenerator(model, SamplingParams(**sampling))
-    base = OmegaConf.load(REPO / "conf/datagen/filter.yaml")
+    gen = SamplerGenerator(model, SamplingParams(**sampling), "local")
+    base = OmegaConf.load(CONF_DIR / "datagen/filter.yaml")
     base.pop("hydra")
     base.pop("defaults")
     base.merge_with({"data": str(data), "model": str(model), "n": n, "progress": False, "sampling": sampling})
@@ -118,6 +116,11 @@ def main(argv: list[str]) -> None:
         f"samples: {last['samples']}, mean pass rate {last['pass_rate']['mean']:.3f}, histogram {last['histogram']}"
     )
 
+    return 0
+
+
+main = hydra_main("command", "bench_data_filter", command)
+
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

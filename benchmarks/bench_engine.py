@@ -12,40 +12,46 @@ clip 0.2/0.28, beta 0, one update per step, AdamW lr 1e-4 with 10 warmup steps, 
 - floor: a bare KV-cache sampling loop for the same 64 completions + one forward+backward of the
   same sequences (full logits, no reward, no advantage, no optimizer step).
 
-Rounds alternate the three (``--rounds`` x ``--steps`` each) so load changes hit all of them;
+Rounds alternate the three (``rounds`` x ``steps`` each) so load changes hit all of them;
 reported are medians and the ratios TRL/engine (target >= 1.10) and engine/floor (target <= 1.05).
+A Hydra app (``conf/command/bench_engine.yaml``):
 
-    python -m benchmarks.bench_engine [--rounds 4] [--steps 5]
+    python -m benchmarks.bench_engine [rounds=4] [steps=5]
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import torch
+from omegaconf import DictConfig
+from verl.trainer.ppo.reward import get_custom_reward_fn
+
+from core import model as models
+from core.cli import hydra_main
+from core.compose import compose
+from core.data import load_prompts
+from core.sampler import generate, response_logprobs
+from recipes.local.coldstart import ensure_model
+from recipes.local.data import ensure_task_files
+from recipes.local.trainer import Engine
 
 
-def _cfg():
-    from hydra import compose, initialize_config_dir
-
-    conf = Path(__file__).resolve().parents[1] / "conf"
-    with initialize_config_dir(config_dir=str(conf), version_base=None):
-        return compose(
-            "config",
-            overrides=[
-                "recipe=dapo",
-                "scale=laptop",
-                "algorithm.filter_groups.enable=false",
-                "reward.reward_kwargs.overlong_buffer_cfg.enable=false",
-                "actor_rollout_ref.actor.ppo_mini_batch_size=8",
-                "local.eval_samples=8",
-                "rlvr.seed=0",
-            ],
-        )
+def _cfg() -> DictConfig:
+    return compose(
+        [
+            "recipe=dapo",
+            "scale=laptop",
+            "algorithm.filter_groups.enable=false",
+            "reward.reward_kwargs.overlong_buffer_cfg.enable=false",
+            "actor_rollout_ref.actor.ppo_mini_batch_size=8",
+            "local.eval_samples=8",
+            "rlvr.seed=0",
+        ]
+    )
 
 
 @torch.no_grad()
@@ -98,11 +104,11 @@ def floor_step(model, prompts, eos, pad) -> tuple[float, float]:
 
 
 def make_trl(model_dir: Path, tok, prompts, steps: int, out: Path):
-    from datasets import Dataset
-    from transformers import Qwen2ForCausalLM, TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
+    from datasets import Dataset  # TRL's stack: only the TRL arm needs it
+    from transformers import Qwen2ForCausalLM, TrainerCallback  # same
+    from trl import GRPOConfig, GRPOTrainer  # optional: `make bench-engine` installs trl
 
-    from rewards import compute_score
+    from rewards import compute_score  # the TRL arm's reward function (kept beside the TRL imports)
 
     times: list[tuple[float, float]] = []
 
@@ -176,8 +182,6 @@ def _median_time(fn, reps: int) -> float:
 
 def savings(model, tok, prompts, reps: int) -> None:
     """What each saving of the engine is worth on one step's batch (8 prompts x 8, same model)."""
-    from recipes.local.sampler import generate, response_logprobs
-
     eos, pad = tok.eos_token_id, tok.pad_token_id
     ids = [p.ids for p in prompts]
     g = torch.Generator().manual_seed(0)
@@ -222,31 +226,17 @@ def savings(model, tok, prompts, reps: int) -> None:
         print(f"  {k:<48} {v:.4f}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument(
-        "--savings-reps", type=int, default=7, help="repetitions per saving measurement (0 = skip)"
-    )
-    a = ap.parse_args(argv)
-    torch.set_num_threads(a.threads)
-    from verl.trainer.ppo.reward import get_custom_reward_fn
-
-    from recipes.local import model as tiny
-    from recipes.local.data import ensure_task_files, load_prompts
-    from recipes.local.sft import ensure_model
-    from recipes.local.trainer import Engine
-
+def command(a: DictConfig) -> int:
+    """Interleave the three, print per-round and overall medians and the ratios (and the savings)."""
+    torch.set_num_threads(int(a.threads))
     cfg = _cfg()
     reward_fn = get_custom_reward_fn(cfg)
     ensure_task_files(cfg)
     path = ensure_model(cfg, reward_fn)
-    model, tok = tiny.load(path)
+    model, tok = models.load(path)
     train = load_prompts(cfg.data.train_files, tok, int(cfg.data.max_prompt_length))
     eng = Engine(cfg, model, tok, reward_fn, train, train[:8])
-    floor_model, _ = tiny.load(path)
+    floor_model, _ = models.load(path)
     floor_model.train()
     tmp = Path(tempfile.mkdtemp())
     trl, trl_times = make_trl(path, tok, train[:4096], a.steps, tmp)
@@ -278,7 +268,11 @@ def main(argv: list[str] | None = None) -> None:
             f"TRL/engine = {t / e:.2f} (target >= 1.10)   engine/floor = {e / f:.2f} (target <= 1.05)"
         )
     if a.savings_reps > 0:
-        savings(floor_model, tok, train[:8], a.savings_reps)
+        savings(floor_model, tok, train[:8], int(a.savings_reps))
+    return 0
+
+
+main = hydra_main("command", "bench_engine", command)
 
 
 if __name__ == "__main__":

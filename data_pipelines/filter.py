@@ -30,10 +30,15 @@ from typing import Any
 import hydra
 import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
 
+import rewards
+from core.data import read_rows, sha256_file
+from core.sampling import grade
 from data_pipelines import rejection
 from data_pipelines.generation import Generator, SamplingParams, cache_key, check_model_path, make_generator
-from data_pipelines.io import atomic_write_table, check_loads_in_verl, read_rows, sha256_file, write_rows
+from data_pipelines.io import atomic_write_table, check_loads_in_verl, write_rows
+from data_pipelines.report import histogram_counts, plot_histogram
 from data_pipelines.samples import ShardStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,8 +78,6 @@ def resolve_data(data: str) -> Path:
 
 def verifier_version() -> str:
     """``rewards`` version string + a hash of its source files (a verifier change busts the cache)."""
-    import rewards
-
     h = hashlib.sha256()
     root = Path(rewards.__file__).parent
     for f in sorted(root.rglob("*.py")):
@@ -111,8 +114,6 @@ def sample_all(
     progress: bool = True,
 ) -> dict[str, float]:
     """Sample and score every pending chunk; return timings (generation vs everything else)."""
-    from tqdm import tqdm
-
     pending = store.pending()
     done_prompts = len(rows) - sum(len(store.chunks[i]) for i in pending)
     timings = {
@@ -145,11 +146,13 @@ def sample_all(
         for i, responses in zip(idx, outs, strict=True):
             row = rows[i]
             for j, text in enumerate(responses):
-                r = score(
-                    row["data_source"],
-                    text,
-                    row["reward_model"]["ground_truth"],
-                    extra_info=row["extra_info"],
+                score_v, acc, r = grade(
+                    score(
+                        row["data_source"],
+                        text,
+                        row["reward_model"]["ground_truth"],
+                        extra_info=row["extra_info"],
+                    )
                 )
                 records.append(
                     {
@@ -157,8 +160,8 @@ def sample_all(
                         "sample_index": j,
                         "data_source": row["data_source"],
                         "response": text,
-                        "score": float(r["score"]),
-                        "acc": bool(r["acc"]),
+                        "score": score_v,
+                        "acc": acc,
                         "format": float(r.get("format") or 0.0),
                         "pred": None if r.get("pred") is None else str(r["pred"]),
                         "reason": str(r.get("reason") or ""),
@@ -222,47 +225,23 @@ def _with_pass_rate(row: dict[str, Any], p: float) -> dict[str, Any]:
     return {**row, "extra_info": {**row["extra_info"], "pass_rate": p}}
 
 
-def run(
-    cfg: DictConfig, generator: Generator | None = None, score_fn: ScoreFn | None = None
-) -> dict[str, Any]:
-    """Filter one dataset; return the summary (also written to ``<out>/summary.json``)."""
-    from data_pipelines.report import histogram_counts, plot_histogram
+def _scorer(cfg: DictConfig, score_fn: ScoreFn | None) -> tuple[ScoreFn, str]:
+    """The score function (``rewards.compute_score`` with ``reward_kwargs`` unless injected) and its
+    version string for the cache key."""
+    if score_fn is not None:
+        return score_fn, getattr(score_fn, "version", getattr(score_fn, "__qualname__", "custom"))
+    kwargs = OmegaConf.to_container(cfg.reward_kwargs, resolve=True) or {}
 
-    t_start = time.perf_counter()
-    band = check_band(cfg.band)
-    n = int(cfg.n)
-    if n < 1:
-        raise ValueError(f"[filter] n={n}: need at least one sample per prompt")
-    data = resolve_data(cfg.data)
-    if generator is None:
-        check_model_path(cfg.model)
-    params = SamplingParams(**OmegaConf.to_container(cfg.sampling, resolve=True))
-    out = Path(cfg.out) if cfg.out else data.parent / f"filter_{data.stem}"
-    rows = read_rows(data)
-    if not rows:
-        raise ValueError(f"[filter] data={data} has no rows")
-    if score_fn is None:
-        import rewards
+    def score(*a: Any, **kw: Any) -> dict[str, Any]:
+        return rewards.compute_score(*a, **kw, **kwargs)
 
-        kwargs = OmegaConf.to_container(cfg.reward_kwargs, resolve=True) or {}
+    return score, verifier_version() + (f"|{json.dumps(kwargs, sort_keys=True)}" if kwargs else "")
 
-        def score_fn(*a: Any, **kw: Any) -> dict[str, Any]:
-            return rewards.compute_score(*a, **kw, **kwargs)
 
-        verifier = verifier_version() + (f"|{json.dumps(kwargs, sort_keys=True)}" if kwargs else "")
-    else:
-        verifier = getattr(score_fn, "version", getattr(score_fn, "__qualname__", "custom"))
-    preflight_scores(rows, score_fn)
-    if generator is None:
-        generator = make_generator(str(cfg.backend), cfg.model, params)
-    key, parts = cache_key(generator, params, n, int(cfg.seed), verifier, sha256_file(data))
-    store = ShardStore(
-        Path(cfg.cache_dir) if cfg.cache_dir else out / "cache", key, parts, len(rows), params.batch_prompts
-    )
-    timings = sample_all(rows, store, generator, score_fn, n, int(cfg.seed), bool(cfg.progress))
-    samples = store.load()
-    stats = pass_rates(samples, rows, band)
-    atomic_write_table(pa.Table.from_pylist(stats), out / "pass_rates.parquet")
+def _write_sets(
+    cfg: DictConfig, rows: list[dict[str, Any]], stats: list[dict[str, Any]], samples: pa.Table, out: Path
+) -> tuple[dict[str, Any], list[int], Any]:
+    """``filtered``/``control``/``sft`` parquet files (+ veRL load checks); (files, kept, sft counts)."""
     rates = [s["pass_rate"] for s in stats]
     keep = [i for i, s in enumerate(stats) if s["in_band"]]
     control = sorted(random.Random(int(cfg.seed)).sample(range(len(rows)), len(keep)))
@@ -278,15 +257,8 @@ def run(
     if cfg.sft.enabled:
         records, sft_counts = rejection.select(rows, samples, int(cfg.sft.max_per_prompt))
         files["sft"] = rejection.write_sft(records, out / "sft.parquet")
-    hist_path = plot_histogram(
-        rates,
-        n,
-        band,
-        out / "pass_rate_hist.png",
-        title=f"{data.parent.name}/{data.name} · model {Path(str(cfg.model)).name}",
-    )
     if cfg.validate and Path(str(cfg.model)).is_dir():
-        from verl.utils import hf_tokenizer
+        from verl.utils import hf_tokenizer  # veRL: ~10 s; only the load checks need it, not --help
 
         tok = hf_tokenizer(str(cfg.model))
         for name in ("filtered", "control"):
@@ -294,6 +266,42 @@ def run(
                 files[name]["verl_rows"] = check_loads_in_verl(files[name]["path"], tok, 10**9)
         if "sft" in files and files["sft"]["rows"]:
             files["sft"]["verl_rows"] = rejection.check_loads_in_verl_sft(files["sft"]["path"], tok, 10**6)
+    return files, keep, sft_counts
+
+
+def run(
+    cfg: DictConfig, generator: Generator | None = None, score_fn: ScoreFn | None = None
+) -> dict[str, Any]:
+    """Filter one dataset; return the summary (also written to ``<out>/summary.json``)."""
+    t_start = time.perf_counter()
+    band = check_band(cfg.band)
+    n = int(cfg.n)
+    if n < 1:
+        raise ValueError(f"[filter] n={n}: need at least one sample per prompt")
+    data = resolve_data(cfg.data)
+    if generator is None:
+        check_model_path(cfg.model)
+    params = SamplingParams(**OmegaConf.to_container(cfg.sampling, resolve=True))
+    out = Path(cfg.out) if cfg.out else data.parent / f"filter_{data.stem}"
+    rows = read_rows(data)
+    if not rows:
+        raise ValueError(f"[filter] data={data} has no rows")
+    score_fn, verifier = _scorer(cfg, score_fn)
+    preflight_scores(rows, score_fn)
+    if generator is None:
+        generator = make_generator(str(cfg.backend), cfg.model, params)
+    key, parts = cache_key(generator, params, n, int(cfg.seed), verifier, sha256_file(data))
+    store = ShardStore(
+        Path(cfg.cache_dir) if cfg.cache_dir else out / "cache", key, parts, len(rows), params.batch_prompts
+    )
+    timings = sample_all(rows, store, generator, score_fn, n, int(cfg.seed), bool(cfg.progress))
+    samples = store.load()
+    stats = pass_rates(samples, rows, band)
+    atomic_write_table(pa.Table.from_pylist(stats), out / "pass_rates.parquet")
+    files, keep, sft_counts = _write_sets(cfg, rows, stats, samples, out)
+    rates = [s["pass_rate"] for s in stats]
+    title = f"{data.parent.name}/{data.name} · model {Path(str(cfg.model)).name}"
+    hist_path = plot_histogram(rates, n, band, out / "pass_rate_hist.png", title=title)
     total = len(rates)
     summary = {
         "data": str(data),

@@ -1,29 +1,30 @@
-"""Samplers for the offline filter: chat prompts in, ``n`` sampled responses per prompt out.
+"""The offline filter's generators: chat prompts in, ``n`` sampled texts per prompt out.
 
 A generator is any object with ``fingerprint() -> dict`` (what identifies its outputs, for the
 cache key) and ``generate(prompts, n, seed) -> list[list[str]]``; the filter takes one as an
-argument, so tests and benchmarks can inject their own. Backends, registered in ``BACKENDS``:
-
-* ``hf`` (CPU, and GPU without vLLM): the HF checkpoint at ``model=<path>`` loaded with
-  ``from_pretrained`` and sampled in batches with a KV cache. It uses the local engine's
-  sampler (``recipes.local.sampler.generate``: prefill shared by the n samples of a prompt,
-  masks by position) when that module exists and the device is CPU, else ``model.generate``.
-  Each call reseeds torch with ``seed``, so a chunk's samples do not depend on what ran before
-  (the filter's resume relies on this).
-* ``vllm`` (GPU machines): ``vllm.LLM.chat`` with per-request seeds. Import-guarded; it cannot be
-  executed on this CPU-only project machine and is untested here.
-* ``auto``: ``vllm`` when CUDA and vLLM are available, else ``hf``.
+argument, so tests and benchmarks can inject their own. :class:`SamplerGenerator` is the real
+one: a sampler of :mod:`core.sampling` reseeded with ``seed`` on every call, so a chunk's samples
+do not depend on what ran before (the filter's resume relies on this). Backends, in
+:data:`BACKENDS`: ``hf`` (a local HF checkpoint: the local engine's KV-cache sampler on CPU,
+``transformers`` ``generate`` on GPU), ``vllm`` (GPU machines; untested on this CPU-only
+project machine) and ``auto`` (``vllm`` when CUDA and vLLM are available, else ``hf``).
+Not covered: sampling itself (``core.sampling``), scoring (``data_pipelines.filter``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from recipes.registry import Registry
+import torch
+
+from core.data import chat_ids
+from core.registry import Registry
+from core.sampling import Settings, decode, make_sampler
 
 Messages = list[dict[str, str]]
 
@@ -102,127 +103,45 @@ def check_model_path(model: Any) -> Path:
     return path
 
 
-class HFGenerator:
-    """Batched KV-cache sampling of a local HF checkpoint on CPU (or one GPU)."""
+class SamplerGenerator:
+    """A :mod:`core.sampling` sampler (``local``, ``hf`` or ``vllm``) behind the filter's interface."""
 
-    def __init__(self, model: str | Path, params: SamplingParams, device: str = "cpu") -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        self.path, self.params, self.device = check_model_path(model), params, device
-        if params.cpu_threads:
+    def __init__(self, model: str | Path, params: SamplingParams, sampler: str) -> None:
+        self.path, self.params = check_model_path(model), params
+        if params.cpu_threads and sampler != "vllm":
             torch.set_num_threads(params.cpu_threads)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
-        self.tokenizer.padding_side = "left"
-        if self.tokenizer.pad_token_id is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = (
-            AutoModelForCausalLM.from_pretrained(str(self.path), dtype=torch.float32).to(device).eval()
-        )
+        settings = Settings(temperature=params.temperature, top_p=params.top_p)
+        self.sampler = make_sampler(sampler, self.path, settings)
         self._fp = model_fingerprint(self.path)
-        try:
-            from recipes.local import sampler as engine_sampler  # the local engine's sampler
-        except ImportError:
-            engine_sampler = None
-        self._engine = engine_sampler if device == "cpu" else None
 
     def fingerprint(self) -> dict[str, Any]:
+        if self.sampler.name == "vllm":
+            return {"backend": "vllm", "model_sha256": self._fp}
         return {
             "backend": "hf",
             "model_sha256": self._fp,
-            "sampler": "engine" if self._engine else "hf.generate",
+            "sampler": "engine" if self.sampler.name == "local" else "hf.generate",
         }
 
     def generate(self, prompts: list[Messages], n: int, seed: int) -> list[list[str]]:
-        import torch
-
-        tok, p = self.tokenizer, self.params
-        texts = [tok.apply_chat_template(m, add_generation_prompt=True, tokenize=False) for m in prompts]
-        if self._engine is not None:
-            ids = [tok(t, add_special_tokens=False)["input_ids"] for t in texts]
-            gen = torch.Generator().manual_seed(seed)
-            ro = self._engine.generate(
-                self.model,
-                ids,
-                n,
-                p.max_new_tokens,
-                tok.eos_token_id,
-                tok.pad_token_id,
-                temperature=p.temperature,
-                top_p=p.top_p,
-                generator=gen,
-            )
-            lengths = ro.response_mask.sum(-1).tolist()
-            decoded = [
-                tok.decode([t for t in row[:k] if t != tok.eos_token_id], skip_special_tokens=True)
-                for row, k in zip(ro.responses.tolist(), lengths, strict=True)
-            ]
-            return [decoded[i * n : (i + 1) * n] for i in range(len(prompts))]
-        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
-        torch.manual_seed(seed)
-        with torch.no_grad():
-            out = self.model.generate(
-                **enc,
-                do_sample=True,
-                temperature=p.temperature,
-                top_p=p.top_p,
-                top_k=0,
-                max_new_tokens=p.max_new_tokens,
-                num_return_sequences=n,
-                use_cache=True,
-                eos_token_id=tok.eos_token_id,
-                pad_token_id=tok.pad_token_id,
-            )
-        resp = out[:, enc["input_ids"].shape[1] :]
-        decoded = []
-        for row in resp.tolist():
-            if tok.eos_token_id in row:  # mask by position: everything after the first EOS goes
-                row = row[: row.index(tok.eos_token_id)]
-            decoded.append(tok.decode(row, skip_special_tokens=True))
-        return [decoded[i * n : (i + 1) * n] for i in range(len(prompts))]
+        tok = self.sampler.tokenizer
+        self.sampler.reseed(seed)
+        ids = [chat_ids(tok, m) for m in prompts]
+        texts = decode(tok, self.sampler.generate(ids, n, self.params.max_new_tokens, batch=len(ids)))
+        return [texts[i * n : (i + 1) * n] for i in range(len(prompts))]
 
 
-class VLLMGenerator:
-    """vLLM sampling on GPU machines (not runnable on a CPU-only machine; untested here)."""
-
-    def __init__(self, model: str | Path, params: SamplingParams) -> None:
-        try:
-            from vllm import LLM
-        except ImportError as e:
-            raise ImportError("[filter] backend=vllm needs vLLM (GPU install: `make setup GPU=1`)") from e
-        self.path, self.params = check_model_path(model), params
-        self.llm = LLM(model=str(self.path), seed=0)
-        self._fp = model_fingerprint(self.path)
-
-    def fingerprint(self) -> dict[str, Any]:
-        return {"backend": "vllm", "model_sha256": self._fp}
-
-    def generate(self, prompts: list[Messages], n: int, seed: int) -> list[list[str]]:
-        from vllm import SamplingParams as VSP
-
-        p = self.params
-        sps = [
-            VSP(n=n, temperature=p.temperature, top_p=p.top_p, max_tokens=p.max_new_tokens, seed=seed + i)
-            for i in range(len(prompts))
-        ]
-        outs = self.llm.chat(prompts, sps, use_tqdm=False)
-        return [[o.text for o in out.outputs] for out in outs]
-
-
-def _auto(model: str | Path, params: SamplingParams) -> Generator:
-    import importlib.util
-
-    import torch
-
-    if torch.cuda.is_available() and importlib.util.find_spec("vllm") is not None:
-        return VLLMGenerator(model, params)
-    return HFGenerator(model, params, "cuda" if torch.cuda.is_available() else "cpu")
+def _cuda() -> bool:
+    return torch.cuda.is_available()
 
 
 BACKENDS: Registry[Any] = Registry("sampling backend")
-BACKENDS.add("hf", HFGenerator)
-BACKENDS.add("vllm", VLLMGenerator)
-BACKENDS.add("auto", _auto)
+BACKENDS.add("hf", lambda model, p: SamplerGenerator(model, p, "hf" if _cuda() else "local"))
+BACKENDS.add("vllm", lambda model, p: SamplerGenerator(model, p, "vllm"))
+BACKENDS.add(
+    "auto",
+    lambda model, p: BACKENDS.get("vllm" if _cuda() and importlib.util.find_spec("vllm") else "hf")(model, p),
+)
 
 
 def make_generator(backend: str, model: str | Path, params: SamplingParams) -> Generator:

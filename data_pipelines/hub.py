@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
+from core.registry import Registry
 from data_pipelines.clean import Deduper
 from data_pipelines.schema import RowError
 from data_pipelines.tasks._common import make_row, resolve_template
-from recipes.registry import Registry
 
 Converted = tuple[str, str, dict[str, Any]]
 MATH_FORMATS = ("answer_tag", "boxed", "answer_line")
@@ -169,8 +171,6 @@ def read_local(path: str | Path) -> Iterator[dict[str, Any]]:
         )
     suffix = path.suffix.lower()
     if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
         for batch in pq.ParquetFile(path).iter_batches(batch_size=65536):  # streamed: DAPO has 1.8M rows
             yield from batch.to_pylist()
     elif suffix == ".jsonl":
@@ -198,7 +198,7 @@ def read_local(path: str | Path) -> Iterator[dict[str, Any]]:
 
 def read_hub(spec: HubSpec, split: str) -> Iterator[dict[str, Any]]:
     """Raw rows of ``spec``'s ``split`` from the hub (needs network access)."""
-    import datasets
+    import datasets  # ~2 s; only reading from the hub needs it
 
     try:
         ds = datasets.load_dataset(spec.hub_id, spec.config, split=spec.splits[split])

@@ -9,10 +9,8 @@ drops any row (its overlong-prompt filter drops silently). Nothing here talks to
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import platform
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,26 +18,29 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from omegaconf import OmegaConf
 
+from core import versions
+from core.data import read_rows, sha256_file
 from data_pipelines.schema import validate_row
 
+__all__ = [
+    "atomic_write_table",
+    "check_loads_in_verl",
+    "read_rows",
+    "rows_to_table",
+    "sha256_file",
+    "write_manifest",
+    "write_rows",
+]
+
 MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
-PACKAGES = ("pyarrow", "datasets", "verl", "reasoning-gym", "transformers")
 FIXED_TYPES = {
     "data_source": pa.string(),
     "prompt": pa.list_(MESSAGE),
     "ability": pa.string(),
     "reward_model": pa.struct([("style", pa.string()), ("ground_truth", pa.string())]),
 }
-
-
-def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def atomic_write_table(table: pa.Table, path: str | os.PathLike[str]) -> None:
@@ -79,27 +80,12 @@ def write_rows(rows: list[dict[str, Any]], path: str | os.PathLike[str]) -> dict
     return {"path": str(path), "rows": len(rows), "sha256": sha256_file(path)}
 
 
-def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read a parquet file as a list of dicts (``FileNotFoundError`` names the path)."""
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"no such parquet file: {path} (fix: run `make data DATA=<name>` first)")
-    return pq.read_table(path).to_pylist()
-
-
 def write_manifest(out_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
     """Write ``manifest.json`` (adds creation time and library versions) and return its path."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    def _version(pkg: str) -> str:
-        try:
-            return version(pkg)
-        except PackageNotFoundError:
-            return "not installed"
-
     full = {
         **manifest,
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "versions": {"python": platform.python_version(), **{p: _version(p) for p in PACKAGES}},
+        "versions": versions(),
     }
     path = Path(out_dir) / "manifest.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -115,8 +101,10 @@ def check_loads_in_verl(path: str | os.PathLike[str], tokenizer: Any, max_prompt
     Raises ``ValueError`` if veRL's overlong-prompt filter (or a tokenizer error, which veRL
     turns into "too long") drops rows: raise ``max_prompt_length`` or shorten the prompts.
     """
-    from omegaconf import OmegaConf
-    from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
+    from verl.utils.dataset.rl_dataset import (  # veRL loads in ~10 s; only this check needs it
+        RLHFDataset,
+        collate_fn,
+    )
 
     expected = pq.ParquetFile(path).metadata.num_rows
     cfg = OmegaConf.create(

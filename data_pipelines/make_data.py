@@ -24,6 +24,7 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from core.model import build_tokenizer
 from data_pipelines import clean
 from data_pipelines.hub import ADAPTERS, HubSpec, convert_rows, read_hub, read_local
 from data_pipelines.io import check_loads_in_verl, read_rows, write_manifest, write_rows
@@ -173,13 +174,11 @@ def build_hub(spec: HubSpec, cfg: DictConfig) -> tuple[dict[str, Rows], dict[str
 
 def _validator(cfg: DictConfig) -> tuple[Any, int]:
     if cfg.validate.tokenizer:
-        from verl.utils import hf_tokenizer
+        from verl.utils import hf_tokenizer  # veRL takes seconds to import; only this branch needs it
 
         tok = hf_tokenizer(str(cfg.validate.tokenizer))
     else:
-        from data_pipelines.local_model import byte_tokenizer
-
-        tok = byte_tokenizer()
+        tok = build_tokenizer("byte")
     limit = cfg.validate.max_prompt_length
     return tok, int(limit) if limit is not None else 10**9
 

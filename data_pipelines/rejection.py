@@ -7,19 +7,22 @@ and writes parquet in the form veRL's SFT trainer (``MultiTurnSFTDataset``, ``da
 messages``) reads: a ``messages`` column holding the prompt messages plus the assistant
 response, next to ``data_source``, ``ground_truth``, ``prompt_index``, ``sample_index``.
 ``python -m data_pipelines.rejection cache=<filter cache entry dir> data=<parquet> out=<file>``
-rebuilds it from a cache without sampling again. Not covered: mixing in non-reasoning SFT data
+rebuilds it from a cache without sampling again (a Hydra app: ``conf/datagen/rejection.yaml``). Not covered: mixing in non-reasoning SFT data
 (R1's ~200k writing/QA rows), or judging readability with a model.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from omegaconf import DictConfig, OmegaConf
 
-from data_pipelines.io import atomic_write_table, read_rows, sha256_file
+from core.cli import hydra_main
+from core.data import read_rows, sha256_file
+from data_pipelines.io import atomic_write_table
+from data_pipelines.samples import ShardStore
 
 MESSAGES = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 
@@ -93,8 +96,7 @@ def write_sft(records: list[dict[str, Any]], path: str | Path) -> dict[str, Any]
 
 def check_loads_in_verl_sft(path: str | Path, tokenizer: Any, max_length: int = 4096) -> int:
     """Open ``path`` with veRL's ``MultiTurnSFTDataset`` and tokenize one item; return its length."""
-    from omegaconf import OmegaConf
-    from verl.utils.dataset.multiturn_sft_dataset import MultiTurnSFTDataset
+    from verl.utils.dataset.multiturn_sft_dataset import MultiTurnSFTDataset  # veRL: ~10 s; only this check
 
     cfg = OmegaConf.create(
         {"messages_key": "messages", "max_length": max_length, "truncation": "right", "pad_mode": "right"}
@@ -107,28 +109,21 @@ def check_loads_in_verl_sft(path: str | Path, tokenizer: Any, max_length: int = 
     return len(ds)
 
 
-def main(argv: list[str]) -> None:
-    """CLI: rebuild sft.parquet from a filter cache entry (dotlist args: cache=, data=, out=, max_per_prompt=)."""
-    from omegaconf import OmegaConf
-
-    from data_pipelines.samples import ShardStore
-
-    if any(a in ("-h", "--help") for a in argv):
-        print(main.__doc__)
-        return
-    cfg = OmegaConf.from_dotlist(argv)
-    for key in ("cache", "data", "out"):
-        if not cfg.get(key):
-            raise ValueError(f"[rejection] {key}=… is required ({main.__doc__})")
-    cache = Path(cfg.cache)
-    rows = read_rows(cfg.data)
+def command(cfg: DictConfig) -> int:
+    """Rebuild ``sft.parquet`` from a filter cache entry; print what was written."""
+    cache = Path(str(cfg.cache))
+    rows = read_rows(str(cfg.data))
     store = ShardStore(
         cache.parent, cache.name, {}, len(rows), int(OmegaConf.load(cache / "chunks.json").chunk)
     )
-    records, counts = select(rows, store.load(), int(cfg.get("max_per_prompt", 4)))
-    info = write_sft(records, cfg.out)
+    records, counts = select(rows, store.load(), int(cfg.max_per_prompt))
+    info = write_sft(records, str(cfg.out))
     print(f"[rejection] {info['rows']} SFT rows -> {info['path']}; {counts}")
+    return 0
+
+
+main = hydra_main("datagen", "rejection", command)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -25,10 +25,10 @@ def plot_histogram(
     rates: list[float], n: int, band: tuple[float, float], path: str | Path, title: str = ""
 ) -> Path:
     """Bar chart of prompts per pass rate k/n, the keep band shaded; returns the PNG path."""
-    import matplotlib
+    import matplotlib  # ~1 s; only the PNG needs it (the filter imports this module at start-up)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # same
 
     counts = list(histogram_counts(rates, n).values())
     xs = [k / n for k in range(n + 1)]

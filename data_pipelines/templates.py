@@ -15,7 +15,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from recipes.registry import Registry
+from core.registry import Registry
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "conf" / "template"
 ANSWER_FORMATS = ("answer_tag", "boxed", "answer_line", "any")

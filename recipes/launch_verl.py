@@ -36,7 +36,7 @@ class EngineUnavailable(RuntimeError):
 def cuda_gpus() -> int:
     """Number of visible CUDA GPUs (0 when torch has no CUDA)."""
     try:
-        import torch
+        import torch  # ~3 s; only a launch asks how many GPUs there are (dry runs and --help do not)
 
         return torch.cuda.device_count() if torch.cuda.is_available() else 0
     except Exception:  # noqa: BLE001

@@ -7,20 +7,19 @@ that exist. Does not record metrics (``metrics.jsonl``) or checkpoints.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import platform
 import subprocess
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
+from core import versions
+from core.data import sha256_file
+
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("verl", "torch", "transformers", "vllm", "math-verify", "hydra-core", "rlvr-recipes")
 
 
 def _git(*args: str) -> str | None:
@@ -32,25 +31,6 @@ def _git(*args: str) -> str | None:
         return None
 
 
-def versions() -> dict[str, str]:
-    """Installed versions of the packages that decide a run's numbers (absent ones omitted)."""
-    out = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
-def sha256(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def data_hashes(cfg: DictConfig) -> dict[str, str | None]:
     """sha256 of each train/val file (None when the file does not exist yet)."""
     out: dict[str, str | None] = {}
@@ -58,7 +38,7 @@ def data_hashes(cfg: DictConfig) -> dict[str, str | None]:
         files = cfg.data.get(key)
         for f in [files] if isinstance(files, str) else list(files or []):
             p = Path(str(f)).expanduser()
-            out[str(f)] = sha256(p) if p.is_file() else None
+            out[str(f)] = sha256_file(p) if p.is_file() else None
     return out
 
 

@@ -16,12 +16,14 @@ import sys
 from pathlib import Path
 
 import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from recipes.compose import compose, diff, options
+from recipes.compose import check_choice, compose, diff, options
 from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, verl_config
 from recipes.manifest import write_manifest
-from recipes.validate import ConfigError
+from recipes.validate import ConfigError, validate
 
 #: Overrides that do not change what a run computes (left out of the run-directory hash).
 _NO_HASH = ("run_dir", "dry_run")
@@ -54,9 +56,6 @@ def default_run_dir(cfg: DictConfig, overrides: list[str], engine: str) -> Path:
 
 
 def _multirun_dir() -> Path | None:
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
     if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
         return Path(HydraConfig.get().runtime.output_dir)
     return None
@@ -64,9 +63,8 @@ def _multirun_dir() -> Path | None:
 
 def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], list[str]]:
     """Compose + pick the engine + apply the scale profile; returns (cfg, engine, scale_changes, overrides)."""
-    # `local.*` keys exist only once a scale profile adds them: force-add them (``++``), and leave them
+    # `local.*` knobs may name sections a scale profile fills (local.task with scale=laptop): leave them
     # out of the first composition, which only decides the engine.
-    overrides = [f"++{o}" if o.startswith("local.") else o for o in overrides]
     cfg = compose([o for o in overrides if not _key(o).startswith("local.")])
     engine = resolve_engine(cfg.engine.name)
     if engine == "local" and not any(_key(o) == "scale" for o in overrides):
@@ -105,11 +103,7 @@ def run(overrides: list[str]) -> int:
         for key, before, after in changes:
             log(f"    {key}: {before} -> {after}")
     try:
-        from recipes.validate import validate
-
         validate(cfg, engine)
-        if engine == "local":
-            _local().check_supported(cfg)
     except (ConfigError, ValueError) as e:
         log(f"error: {e}\nnothing was launched.")
         return 2
@@ -146,26 +140,14 @@ def run(overrides: list[str]) -> int:
         except EngineUnavailable as e:
             log(f"error: {e}")
             return 2
-    try:
-        summary = _local().run_local(cfg, run_dir)
-    except EngineUnavailable as e:
-        log(f"error: {e}")
-        return 2
+    summary = _local().run_local(cfg, run_dir)
     log(_format_summary(summary))
     return 0
 
 
 def _local():
-    try:
-        import recipes.local as local
-    except ImportError as e:
-        raise EngineUnavailable(
-            f"engine=local is not available yet ({e}); use engine=verl on a GPU machine"
-        ) from e
-    if not all(hasattr(local, name) for name in ("check_supported", "run_local")):
-        raise EngineUnavailable(
-            "engine=local is not available yet in this checkout; use engine=verl on a GPU machine"
-        )
+    import recipes.local as local  # torch and the engine load only for engine=local runs
+
     return local
 
 
@@ -179,8 +161,6 @@ def _format_summary(s: dict) -> str:
 
 @hydra.main(config_path="../conf", config_name="config", version_base=None)
 def main(cfg: DictConfig) -> None:
-    from hydra.core.hydra_config import HydraConfig
-
     overrides = list(HydraConfig.get().overrides.task)
     if not any(_key(o) == "recipe" for o in overrides):
         log(
@@ -194,14 +174,9 @@ def main(cfg: DictConfig) -> None:
 if __name__ == "__main__":
     # Friendly error for an unknown recipe before Hydra's generic "Could not find" message.
     try:
-        from recipes.compose import check_choice
-
         for group in ("recipe", "scale"):
             check_choice(sys.argv[1:], group)
     except ValueError as err:
         log(f"error: {err}")
         sys.exit(2)
-    # `local.*` (local-engine knobs) exist only once the laptop profile is chosen, which happens
-    # after Hydra composes; force-add them so `local.eval_samples=64` works as users expect.
-    sys.argv = [f"++{a}" if a.startswith("local.") else a for a in sys.argv]
     main()

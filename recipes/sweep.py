@@ -1,6 +1,7 @@
 """Run one ablation sweep (``conf/sweep/<name>.yaml``) as a Hydra multirun, then its report.
 
 ``python -m recipes.sweep sweep=<name> [recipe=...] [scale=...] [launcher=local_parallel|slurm_gpu|ray_cluster] [plan=true] [k=v ...]``
+(a Hydra app: ``conf/command/sweep.yaml``, ``--help``)
 
 A swept key on the command line replaces the file's list, e.g. ``rlvr.seed=0,1`` runs two seeds.
 ``resume=multirun/<name>-<time>`` continues a killed sweep in its directory with its recorded
@@ -28,27 +29,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing as mp
 import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
-from recipes.compose import CONF_DIR, check_choice, options
-
-_OWN = ("sweep", "launcher", "plan", "resume")
-
-
-def _compose_with_hydra(overrides: list[str], hydra_cfg: bool = True):
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    if GlobalHydra.instance().is_initialized():
-        return compose("config", overrides=overrides, return_hydra_config=hydra_cfg)
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        return compose("config", overrides=overrides, return_hydra_config=hydra_cfg)
+from core.cli import hydra_main, route_argv
+from core.sweeps import load as sweep_spec
+from recipes.compose import check_choice, compose
 
 
 def sweep_params(name: str, extra: list[str] = ()) -> dict[str, list[str]]:
@@ -56,7 +49,7 @@ def sweep_params(name: str, extra: list[str] = ()) -> dict[str, list[str]]:
     check_choice([f"sweep={name}"], "sweep")
     # the lists live in the sweep file; only hydra.* overrides can change them
     own = [o for o in extra if _key(o).startswith("hydra.") and "," not in o.split("=", 1)[-1]]
-    cfg = _compose_with_hydra([f"sweep={name}", *own])
+    cfg = compose([f"sweep={name}", *own], hydra=True)
     params = OmegaConf.to_container(cfg.hydra.sweeper.params)
     out = {k: [v.strip() for v in str(vals).split(",")] for k, vals in params.items()}
     for o in extra:  # a swept key given on the command line replaces the file's list (Hydra does the same)
@@ -84,14 +77,14 @@ def _key(ov: str) -> str:
 
 def _prepare_seed(name: str, with_scale: list[str], seed: str, default_start: bool) -> str | None:
     """Build (or copy) one seed's cold start; returns the directory written, or None if it existed."""
-    import torch
-    from verl.trainer.ppo.reward import get_custom_reward_fn
+    import torch  # the engine's stack loads in the workers that build cold starts, not for plan=true
+    from verl.trainer.ppo.reward import get_custom_reward_fn  # same: veRL takes seconds to import
 
-    from recipes.local.data import ensure_task_files
-    from recipes.local.sft import ensure_model
+    from recipes.local.coldstart import ensure_model  # same: imports torch and veRL
+    from recipes.local.data import ensure_task_files  # same: imports the task generators
 
     torch.set_num_threads(1)
-    cfg = _compose_with_hydra([f"sweep={name}", *with_scale, f"rlvr.seed={seed}"], hydra_cfg=False)
+    cfg = compose([f"sweep={name}", *with_scale, f"rlvr.seed={seed}"])
     target = Path(str(cfg.actor_rollout_ref.model.path)).expanduser()
     if not default_start:
         # the sweep's own cold start (e.g. format_weight's): the engine would build it in the first
@@ -104,7 +97,7 @@ def _prepare_seed(name: str, with_scale: list[str], seed: str, default_start: bo
     if (target / "config.json").is_file():
         return None
     keep = [o for o in with_scale if _key(o) in ("scale", "model", "local.model", "local.sft.seed")]
-    dflt = _compose_with_hydra(["recipe=dapo", *keep, f"rlvr.seed={seed}"], hydra_cfg=False)
+    dflt = compose(["recipe=dapo", *keep, f"rlvr.seed={seed}"])
     ensure_task_files(dflt)
     src = ensure_model(dflt, get_custom_reward_fn(dflt), lambda m: print(m, file=sys.stderr, flush=True))
     tmp = target.with_name(target.name + ".tmp")
@@ -125,25 +118,22 @@ def prepare(name: str, extra: list[str] = (), jobs: int = 2) -> list[str]:
     no-op when cached). Returns the checkpoint directories written (empty when there is nothing to do).
     """
     if not any(_key(o) == "scale" for o in extra):
-        import torch
+        import torch  # only to see whether this is a GPU machine; plan=true never gets here
 
         if torch.cuda.is_available():  # recipes.run keeps the published scale on a GPU machine
             return []
     params = sweep_params(name, extra)
     fixed = [o for o in extra if _key(o) not in params]
     with_scale = fixed if any(_key(o) == "scale" for o in fixed) else [*fixed, "scale=laptop"]
-    base = _compose_with_hydra([f"sweep={name}", *with_scale], hydra_cfg=False)
-    if base.rlvr.scale != "laptop" or str(OmegaConf.select(base, "engine.name")) == "verl":
+    base = compose([f"sweep={name}", *with_scale])
+    if base.rlvr.scale != "laptop" or str(base.engine.name) == "verl":
         return []
-    default_start = OmegaConf.select(base, "rlvr.sweep.cold_start") == "default"
+    default_start = sweep_spec(name).cold_start == "default"
     seeds = params["rlvr.seed"]
     args = [(name, with_scale, seed, default_start) for seed in seeds]
     if jobs <= 1 or len(seeds) == 1:
         done = [_prepare_seed(*a) for a in args]
     else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
         # spawn: a fresh interpreter per worker (no forked Hydra/torch state)
         with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
             done = list(pool.map(_prepare_seed, *zip(*args, strict=True)))
@@ -173,40 +163,46 @@ def _write_record(out: Path, record: dict) -> None:
     (out / "sweep.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
-def main(argv: list[str]) -> int:
-    args = dict(a.split("=", 1) for a in argv if "=" in a and a.split("=", 1)[0] in _OWN)
-    extra = [a for a in argv if a.split("=", 1)[0] not in _OWN]
-    name = args.get("sweep")
-    if not name or name in ("-h", "--help"):
-        print(__doc__ + f"\nsweeps: {', '.join(options('sweep'))}", file=sys.stderr)
-        return 2
+def _plan(name: str, args: DictConfig, extra: list[str]) -> tuple[Path, list[str], dict, list[list[str]]]:
+    """(sweep directory, overrides, previous record, arms); ``ValueError`` for a bad sweep or resume."""
     prev: dict = {}
+    if args.resume:
+        out, extra, prev = _resume_dir(name, str(args.resume), extra)
+    else:
+        out = Path("multirun") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return out, extra, prev, arms(name, extra)
+
+
+def command(args: DictConfig) -> int:
+    """Plan, prepare and launch the sweep, then its report; the exit code."""
+    name, extra = str(args.sweep), [str(o) for o in args.overrides]
     try:
-        if "resume" in args:
-            out, extra, prev = _resume_dir(name, args["resume"], extra)
-        else:
-            out = Path("multirun") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        plan = arms(name, extra)
+        out, extra, prev, plan = _plan(name, args, extra)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"[sweep] {name}: {len(plan)} runs", file=sys.stderr)
     for a in plan:
         print("    " + " ".join(a), file=sys.stderr)
-    if "resume" in args:
+    if args.resume:
         n_done = sum(1 for _ in out.glob("*/summary.json"))
         print(
             f"[sweep] resuming {out}: {n_done} of {len(plan)} runs finished; the rest resume from "
             "their last checkpoint",
             file=sys.stderr,
         )
-    if args.get("plan", "false").lower() == "true":
+    if args.plan:
         return 0
+    return _launch(name, out, extra, prev, len(plan), args.launcher)
+
+
+def _launch(name: str, out: Path, extra: list[str], prev: dict, runs: int, launcher: str | None) -> int:
+    """Cold starts, the Hydra multirun, the record in ``sweep.json``, then ``analysis.report``."""
     t0 = time.time()
-    launcher = args.get("launcher", prev.get("launcher", "local_parallel"))
+    launcher = str(launcher or prev.get("launcher", "local_parallel"))
     record = {
         "sweep": name,
-        "runs": len(plan),
+        "runs": runs,
         "launcher": launcher,
         "overrides": extra,
         "exit_code": None,
@@ -245,5 +241,9 @@ def main(argv: list[str]) -> int:
     return subprocess.call(report)
 
 
+main = hydra_main("command", "sweep", command)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    route_argv("command", "sweep")  # keys that are not the command's own are overrides of every run
+    main()

@@ -2,16 +2,17 @@
 
 The README embeds this table between ``<!-- recipes-table:start -->`` and
 ``<!-- recipes-table:end -->``; a test regenerates it and fails if the two disagree, so the
-documentation cannot drift from the configs. ``--write`` updates README.md in place.
+documentation cannot drift from the configs. ``write=true`` updates README.md in place (a Hydra
+app: ``conf/command/table.yaml``).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from omegaconf import DictConfig
 
+from core.cli import hydra_main
 from recipes.compose import compose, options
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -73,9 +74,10 @@ def readme_table(text: str) -> str:
     return text.split(START, 1)[1].split(END, 1)[0].strip()
 
 
-def main() -> None:
+def command(args: DictConfig) -> int:
+    """Print the fresh table (and write it into README.md with ``write=true``)."""
     fresh = table()
-    if "--write" in sys.argv:
+    if args.write:
         text = README.read_text()
         if START in text and END in text:
             head, rest = text.split(START, 1)
@@ -84,6 +86,10 @@ def main() -> None:
             text += f"\n{START}\n{fresh}\n{END}\n"
         README.write_text(text)
     print(fresh)
+    return 0
+
+
+main = hydra_main("command", "table", command)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,19 @@
-"""Validate a composed recipe config before anything is launched.
+"""The one validation layer: everything that decides whether a composed config may launch.
 
-Runs, in order, and collects every error instead of stopping at the first:
-1. the project's cross-field rules (``recipes.rules``);
-2. a type check of every value against veRL's dataclass field types (``recipes.typecheck``);
+:func:`validate` runs once per launch (``recipes.run``) and collects every error instead of
+stopping at the first:
+1. the project's schemas: ``rlvr.*`` and ``local.*`` against :mod:`recipes.schema` (unknown
+   keys by name, missing keys, types), and every veRL value against its dataclass field type;
+2. every rule of :data:`recipes.rules.RULES` registered for the engine: value domains,
+   cross-field rules, registry lookups, and on ``engine=local`` the engine's refusals
+   (:mod:`recipes.rules_local`);
 3. veRL's own checks: ``verl.utils.config.validate_config`` (what ``main_ppo`` runs) and
-   ``omega_conf_to_dataclass`` on ``algorithm``, the actor and the rollout (not the critic:
-   its model config is read from the model files at init, which a dry run may not have);
-4. registry lookups: advantage estimator, policy loss, loss aggregation mode, reward manager,
-   and the custom reward function (``reward.custom_reward_function``).
-``omega_conf_to_dataclass(cfg.reward)`` crashes on veRL 0.9.1, so the reward section is
-checked field by field here instead. Raises ``ConfigError`` whose message lists each problem
-as ``[full.key] what; fix``.
+   ``omega_conf_to_dataclass`` on ``algorithm``, the actor and the rollout (not the critic: its
+   model config is read from the model files at init, which a dry run may not have), and loading
+   the custom reward function (``reward.custom_reward_function``).
+``omega_conf_to_dataclass(cfg.reward)`` crashes on veRL 0.9.1, so the reward section is checked
+by rules instead. Raises :class:`ConfigError` whose message lists each problem as
+``[full.key] what; fix``.
 """
 
 from __future__ import annotations
@@ -18,19 +21,14 @@ from __future__ import annotations
 import contextlib
 import io
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from recipes import rules_local  # noqa: F401  (registers the local engine's refusals)
 from recipes.rules import check_rules
-from recipes.typecheck import type_errors
-
-AGG_MODES = (
-    "token-mean",
-    "token-sum",
-    "seq-mean-token-sum",
-    "seq-mean-token-mean",
-    "seq-mean-token-sum-norm",
-)
+from recipes.schema import project_errors, type_errors
 
 
 class ConfigError(ValueError):
@@ -41,7 +39,7 @@ class ConfigError(ValueError):
         super().__init__("invalid config:\n  " + "\n  ".join(errors))
 
 
-def _quiet(fn, *args, **kwargs):
+def quiet(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call a chatty veRL function with its prints and warnings captured."""
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -49,34 +47,15 @@ def _quiet(fn, *args, **kwargs):
 
 
 def _verl_checks(cfg: DictConfig, engine: str) -> list[str]:
-    from verl.trainer.ppo import core_algos
-    from verl.trainer.ppo.utils import need_reference_policy
-    from verl.utils.config import omega_conf_to_dataclass, validate_config
+    from verl.trainer.ppo.utils import need_reference_policy  # veRL: ~10 s; recipes.run --help must not wait
+    from verl.utils.config import omega_conf_to_dataclass, validate_config  # same
 
     errs: list[str] = []
-    sections = {
-        "algorithm": cfg.algorithm,
-        "actor_rollout_ref.actor": cfg.actor_rollout_ref.actor,
-        "actor_rollout_ref.rollout": cfg.actor_rollout_ref.rollout,
-    }
-    for name, node in sections.items():
+    for name in ("algorithm", "actor_rollout_ref.actor", "actor_rollout_ref.rollout"):
         try:
-            _quiet(omega_conf_to_dataclass, node)
+            quiet(omega_conf_to_dataclass, OmegaConf.select(cfg, name))
         except Exception as e:  # noqa: BLE001 - veRL raises TypeError/ValueError/AssertionError
             errs.append(f"[{name}] {type(e).__name__}: {e}")
-    try:
-        core_algos.get_adv_estimator_fn(cfg.algorithm.adv_estimator)
-    except Exception as e:  # noqa: BLE001
-        errs.append(f"[algorithm.adv_estimator] {e}")
-    try:
-        core_algos.get_policy_loss_fn(cfg.actor_rollout_ref.actor.policy_loss.loss_mode)
-    except Exception as e:  # noqa: BLE001
-        errs.append(f"[actor_rollout_ref.actor.policy_loss.loss_mode] {e}")
-    if cfg.actor_rollout_ref.actor.loss_agg_mode not in AGG_MODES:
-        errs.append(
-            f"[actor_rollout_ref.actor.loss_agg_mode] {cfg.actor_rollout_ref.actor.loss_agg_mode!r}; "
-            f"fix: one of {', '.join(AGG_MODES)}"
-        )
     if errs:  # validate_config would only repeat the dataclass failures
         return errs
     checked = cfg
@@ -87,43 +66,38 @@ def _verl_checks(cfg: DictConfig, engine: str) -> list[str]:
     try:
         # use_critic=False: the critic's HFModelConfig reads the model's config.json at init (hub or
         # local path), which a dry run on a machine without the model cannot do; rules cover the critic.
-        _quiet(validate_config, checked, use_reference_policy=need_reference_policy(cfg), use_critic=False)
+        quiet(validate_config, checked, use_reference_policy=need_reference_policy(cfg), use_critic=False)
     except Exception as e:  # noqa: BLE001 - veRL uses assert for user input
         errs.append(f"[veRL validate_config] {type(e).__name__}: {e}")
     return errs
 
 
-def _reward_checks(cfg: DictConfig) -> list[str]:
-    errs: list[str] = []
-    name = cfg.reward.reward_manager.name
-    try:
-        from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
-
-        _quiet(get_reward_manager_cls, name)
-    except ValueError as e:
-        errs.append(f"[reward.reward_manager.name] {e}; fix: naive or dapo")
+def _reward_function(cfg: DictConfig) -> list[str]:
     fn = cfg.reward.custom_reward_function
-    if fn.get("path"):
-        try:
-            from verl.utils.import_utils import load_extern_object
+    if not fn.get("path"):
+        return []
+    from verl.utils.import_utils import load_extern_object  # same
 
-            _quiet(load_extern_object, module_path=fn.path, object_name=fn.name)
-        except Exception as e:  # noqa: BLE001
-            errs.append(
-                f"[reward.custom_reward_function.path] cannot load {fn.name!r} from {fn.path!r}: "
-                f"{type(e).__name__}: {e}"
-            )
-    return errs
+    try:
+        quiet(load_extern_object, module_path=fn.path, object_name=fn.name)
+    except Exception as e:  # noqa: BLE001
+        return [
+            f"[reward.custom_reward_function.path] cannot load {fn.name!r} from {fn.path!r}: "
+            f"{type(e).__name__}: {e}"
+        ]
+    return []
 
 
 def validate(cfg: DictConfig, engine: str = "verl") -> None:
     """Raise ``ConfigError`` listing every problem in ``cfg``; return quietly when it is launchable.
 
-    ``engine`` is ``"verl"`` (GPU world sizes are checked as configured) or ``"local"``
-    (sizes are checked as for one device).
+    ``engine`` is ``"verl"`` (GPU world sizes are checked as configured) or ``"local"`` (sizes are
+    checked as for one device, and the local engine's refusals apply).
     """
-    errs = check_rules(cfg) + type_errors(cfg)
+    errs = project_errors(cfg) + type_errors(cfg)
+    if not errs:  # rules read typed values; a type error would only make them repeat it
+        errs = check_rules(cfg, engine)
     if not errs:
-        errs += _verl_checks(cfg, engine) + _reward_checks(cfg)
+        errs = _verl_checks(cfg, engine) + _reward_function(cfg)
     if errs:
         raise ConfigError(errs)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from recipes.registry import Registry
+from core.registry import Registry
 
 
 class Verifier(Protocol):

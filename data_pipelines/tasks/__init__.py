@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from recipes.registry import Registry
+from core.registry import Registry
 
 TaskFn = Callable[..., list[dict[str, Any]]]
 TASKS: Registry[TaskFn] = Registry("task")

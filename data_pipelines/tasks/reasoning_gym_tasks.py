@@ -42,7 +42,7 @@ def generate_reasoning_gym(
     task: str, n: int, seed: int, split: str, template: str = "r1_zero", **params: Any
 ) -> list[dict[str, Any]]:
     """``n`` rows of reasoning-gym dataset ``task``; ``params`` go to its config (e.g. ``min_word_len``)."""
-    import reasoning_gym
+    import reasoning_gym  # ~1.5 s; only its tasks need it (make data imports every task module)
 
     known = sorted(reasoning_gym.factory.DATASETS)
     if task not in known:

@@ -1,15 +1,15 @@
 """The local CPU engine (``engine=local``): any recipe end to end at laptop scale with veRL's math.
 
-Entry points (called by ``recipes/run.py``):
+Entry point (called by ``recipes/run.py`` after :func:`recipes.validate.validate`, which also
+applies the engine's refusals, :mod:`recipes.rules_local`):
 
-- :func:`check_supported` -- refuse, by full key, any config value the engine does not implement.
-- :func:`run_local` -- set up (data files, tiny model + cold-start SFT, both cached), run the RL
+- :func:`run_local` -- set up (data files, laptop model + cold-start SFT, both cached), run the RL
   loop of :mod:`recipes.local.trainer` with held-out evaluations, checkpoints and resume, and
   return a summary (start/end held-out accuracy, steps, minutes, run dir).
 
 Advantages, policy losses, loss aggregation, KL estimators, the lr schedule, training and
 validation metrics and the metrics logger are veRL's own functions; this package only adds the
-single-process sampling and update loop around them. See ``support.py`` for what is refused.
+single-process sampling and update loop around them. It does not validate the config itself.
 """
 
 from __future__ import annotations
@@ -21,54 +21,53 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
+from verl.trainer.ppo.reward import get_custom_reward_fn
 
-from recipes.local.support import check_supported
+from core import model as models
+from core.data import load_prompts
+from recipes.local.coldstart import ensure_model
+from recipes.local.data import ensure_task_files
+from recipes.local.track import dump_generations, make_tracker, progress
+from recipes.local.trainer import Engine
+from recipes.schema import local_config
 
-__all__ = ["check_supported", "run_local"]
+__all__ = ["run_local"]
 
 
 def _say(msg: str) -> None:
     print(msg, flush=True)
 
 
-def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
-    """Run ``cfg`` with the local engine in ``run_dir`` (resuming from its last checkpoint)."""
-    t_start, cpu_start = time.time(), time.process_time()
-    check_supported(cfg)
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(int(OmegaConf.select(cfg, "local.threads", default=2)))
+def _setup(cfg: DictConfig) -> tuple[Engine, Path, float]:
+    """Data files, cold start and the engine; returns (engine, model path, setup seconds)."""
+    local = local_config(cfg)
+    torch.set_num_threads(local.threads)
     seed = int(cfg.rlvr.seed)
     random.seed(seed)
     torch.manual_seed(seed)
-
-    from verl.trainer.ppo.reward import get_custom_reward_fn
-
-    from recipes.local import model as tiny
-    from recipes.local.data import ensure_task_files, load_prompts
-    from recipes.local.sft import ensure_model
-    from recipes.local.track import Progress, dump_generations, make_tracker
-    from recipes.local.trainer import Engine
-
     reward_fn = get_custom_reward_fn(cfg)
     if reward_fn is None:
-        from verl.utils.reward_score import default_compute_score as reward_fn
+        from verl.utils.reward_score import default_compute_score as reward_fn  # only without a custom one
     ensure_task_files(cfg)
     t0 = time.time()
     path = ensure_model(cfg, reward_fn, _say)
     t_setup = time.time() - t0
-    model, tok = tiny.load(path)
+    model, tok = models.load(path)
     max_p = int(cfg.data.max_prompt_length)
     train = load_prompts(cfg.data.train_files, tok, max_p)
-    val = load_prompts(
-        cfg.data.val_files, tok, max_p, limit=int(OmegaConf.select(cfg, "local.eval_samples", default=256))
-    )
-    eng = Engine(cfg, model, tok, reward_fn, train, val)
+    val = load_prompts(cfg.data.val_files, tok, max_p, limit=local.eval_samples)
+    return Engine(cfg, model, tok, reward_fn, train, val), path, t_setup
+
+
+def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """Run ``cfg`` with the local engine in ``run_dir`` (resuming from its last checkpoint)."""
+    t_start, cpu_start = time.time(), time.process_time()
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    eng, path, t_setup = _setup(cfg)
     ckpt_dir = run_dir / "checkpoints"
-    resumed = str(OmegaConf.select(cfg, "trainer.resume_mode", default="auto")) != "disable" and eng.load(
-        ckpt_dir
-    )
+    resumed = str(cfg.trainer.resume_mode) != "disable" and eng.load(ckpt_dir)
     total = eng.total_steps()
     done = run_dir / "summary.json"
     if resumed and eng.step >= total and done.is_file():
@@ -85,8 +84,8 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     if resumed:
         _say(f"[local] resumed from {ckpt_dir} at step {eng.step}/{total}")
     _say(
-        f"[local] model {path} ({tiny.num_params(model) / 1e6:.2f}M params), {len(train)} train / {len(val)} "
-        f"held-out prompts, {total} steps, run dir {run_dir}"
+        f"[local] model {path} ({models.num_params(eng.model) / 1e6:.2f}M params), {len(eng.stream.prompts)} "
+        f"train / {len(eng.val)} held-out prompts, {total} steps, run dir {run_dir}"
     )
 
     def run_eval() -> float:
@@ -102,13 +101,43 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         state["start_step"] = eng.step
         state_file.write_text(json.dumps(state))
     _say(
-        f"[local] held-out accuracy at step {state['start_step']}: {state['start_acc']:.3f} ({len(val)} samples)"
+        f"[local] held-out accuracy at step {state['start_step']}: {state['start_acc']:.3f} ({len(eng.val)} samples)"
     )
-    test_freq = int(OmegaConf.select(cfg, "trainer.test_freq", default=-1) or -1)
-    save_freq = int(OmegaConf.select(cfg, "trainer.save_freq", default=-1) or -1)
-    bar = Progress(total, eng.step, bool(OmegaConf.select(cfg, "local.progress", default=True)))
-    end_acc = state["start_acc"] if eng.step >= total else None
     t_rl = time.time()
+    end_acc = _train(cfg, eng, run_dir, tracker, run_eval, state["start_acc"])
+    tracker.finish()
+    summary = {
+        "recipe": str(cfg.rlvr.recipe),
+        "seed": int(cfg.rlvr.seed),
+        "start_acc": round(float(state["start_acc"]), 4),
+        "end_acc": round(float(end_acc), 4),
+        "steps": eng.step,
+        "eval_samples": len(eng.val),
+        "minutes": round((time.time() - t_start) / 60, 2),
+        "rl_minutes": round((time.time() - t_rl) / 60, 2),
+        "setup_minutes": round(t_setup / 60, 2),
+        "cpu_minutes": round((time.process_time() - cpu_start) / 60, 2),
+        "run_dir": str(run_dir),
+        "model": str(path),
+    }
+    done.write_text(json.dumps(summary, indent=2) + "\n")
+    _say(
+        f"[local] {summary['recipe']}: held-out acc {summary['start_acc']:.3f} -> {summary['end_acc']:.3f} "
+        f"in {summary['steps']} steps, {summary['minutes']:.1f} min, run dir {run_dir}"
+    )
+    return summary
+
+
+def _train(
+    cfg: DictConfig, eng: Engine, run_dir: Path, tracker: Any, run_eval: Any, start_acc: float
+) -> float:
+    """The RL steps up to the total, with evaluations and checkpoints; returns the last accuracy."""
+    total = eng.total_steps()
+    test_freq = int(cfg.trainer.test_freq or -1)
+    save_freq = int(cfg.trainer.save_freq or -1)
+    bar = progress(total, eng.step, bool(cfg.local.progress))
+    recent: list[float] = []
+    end_acc = start_acc if eng.step >= total else None
     while eng.step < total:
         metrics, dump = eng.train_step()
         tracker.log(metrics, step=eng.step)
@@ -121,33 +150,13 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
             dump["scores"],
             dump["extra"],
         )
-        bar.update(eng.step, metrics["critic/score/mean"])
+        recent = (recent + [metrics["critic/score/mean"]])[-10:]
+        bar.set_postfix(reward=f"{sum(recent) / len(recent):.3f}", refresh=False)
+        bar.update(1)
         last = eng.step >= total
         if last or (test_freq > 0 and eng.step % test_freq == 0):
             end_acc = run_eval()
         if last or (save_freq > 0 and eng.step % save_freq == 0):
-            eng.save(ckpt_dir)
+            eng.save(run_dir / "checkpoints")
     bar.close()
-    if end_acc is None:
-        end_acc = run_eval()
-    tracker.finish()
-    summary = {
-        "recipe": str(cfg.rlvr.recipe),
-        "seed": seed,
-        "start_acc": round(float(state["start_acc"]), 4),
-        "end_acc": round(float(end_acc), 4),
-        "steps": eng.step,
-        "eval_samples": len(val),
-        "minutes": round((time.time() - t_start) / 60, 2),
-        "rl_minutes": round((time.time() - t_rl) / 60, 2),
-        "setup_minutes": round(t_setup / 60, 2),
-        "cpu_minutes": round((time.process_time() - cpu_start) / 60, 2),
-        "run_dir": str(run_dir),
-        "model": str(path),
-    }
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    _say(
-        f"[local] {summary['recipe']}: held-out acc {summary['start_acc']:.3f} -> {summary['end_acc']:.3f} "
-        f"in {summary['steps']} steps, {summary['minutes']:.1f} min, run dir {run_dir}"
-    )
-    return summary
+    return run_eval() if end_acc is None else end_acc

@@ -13,7 +13,9 @@
   ``algorithm.use_kl_in_reward``.
 - :func:`policy_loss`: veRL's ``workers/utils/losses.ppo_loss`` steps with the registered
   ``get_policy_loss_fn(loss_mode)``, ``agg_loss`` and ``kl_penalty`` on padded tensors.
-Not covered: reward models (see ``support.py``); the critic's value loss is in ``critic.py``.
+- :func:`rollout_vs_train`: veRL's rollout-vs-training log-prob metrics; :func:`optimizer`: AdamW
+  with veRL's lr schedules, for the actor and the critic.
+Not covered: reward models (refused: ``recipes.rules_local``); the critic's value loss is in ``critic.py``.
 """
 
 from __future__ import annotations
@@ -24,15 +26,34 @@ from typing import Any
 import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
+from verl import DataProto
+from verl.trainer.ppo.core_algos import agg_loss, get_policy_loss_fn, kl_penalty
+from verl.trainer.ppo.ray_trainer import apply_kl_penalty, compute_advantage
+from verl.utils.config import omega_conf_to_dataclass
+from verl.utils.debug.metrics import calculate_debug_metrics
+from verl.utils.torch_functional import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
 
-from recipes.local.data import Prompt
-from recipes.local.sampler import Rollout
+from core.data import Prompt
+from core.sampler import Rollout
+from core.sampling import grade
+from rewards.shaping import overlong_penalty
+
+
+def optimizer(params: Any, o: DictConfig, total_steps: int) -> tuple[torch.optim.Optimizer, Any]:
+    """AdamW and veRL's lr schedule (constant or cosine, with warmup) from an ``optim`` section."""
+    opt = torch.optim.AdamW(params, lr=float(o.lr), betas=tuple(o.betas), weight_decay=float(o.weight_decay))
+    warm = int(o.lr_warmup_steps)
+    if warm <= 0:
+        warm = int(float(o.lr_warmup_steps_ratio) * total_steps)
+    if str(o.lr_scheduler_type) == "cosine":
+        return opt, get_cosine_schedule_with_warmup(
+            opt, warm, total_steps, min_lr_ratio=o.min_lr_ratio, num_cycles=o.num_cycles
+        )
+    return opt, get_constant_schedule_with_warmup(opt, warm)
 
 
 def actor_config(cfg: DictConfig) -> Any:
     """``verl.workers.config.ActorConfig`` from ``actor_rollout_ref.actor`` (micro-batch defaulted)."""
-    from verl.utils.config import omega_conf_to_dataclass
-
     actor = OmegaConf.create(OmegaConf.to_container(cfg.actor_rollout_ref.actor, resolve=True))
     if actor.get("ppo_micro_batch_size") is None and actor.get("ppo_micro_batch_size_per_gpu") is None:
         actor.ppo_micro_batch_size_per_gpu = int(actor.ppo_mini_batch_size)  # memory knob only
@@ -53,8 +74,6 @@ def score_rollout(
     kw = OmegaConf.select(cfg, "reward.reward_kwargs", default=None) or {}
     over = kw.get("overlong_buffer_cfg") if manager == "dapo" else None
     use_over = bool(over is not None and over.get("enable", False))
-    if use_over:
-        from rewards.shaping import overlong_penalty
     scores = torch.zeros((B, R), dtype=torch.float32)
     extra: dict[str, list[Any]] = defaultdict(list)
     texts = tokenizer.batch_decode(
@@ -63,16 +82,16 @@ def score_rollout(
     for i in range(B):
         p = prompts[i // n]
         text = texts[i]
-        res = reward_fn(
-            data_source=p.data_source, solution_str=text, ground_truth=p.ground_truth, extra_info=p.extra_info
+        score, _, keys = grade(
+            reward_fn(
+                data_source=p.data_source,
+                solution_str=text,
+                ground_truth=p.ground_truth,
+                extra_info=p.extra_info,
+            )
         )
-        if isinstance(res, dict):
-            score = float(res["score"])
-            for k, v in res.items():
-                extra[k].append(v)
-        else:
-            score = float(res)
-            extra["acc"].append(score)
+        for k, v in keys.items():
+            extra[k].append(v)
         if use_over:
             pen = overlong_penalty(
                 lengths[i], int(kw["max_resp_len"]), int(over["len"]), float(over["penalty_factor"])
@@ -84,6 +103,27 @@ def score_rollout(
         if lengths[i] > 0:
             scores[i, lengths[i] - 1] = score
     return scores, dict(extra), texts
+
+
+def rollout_vs_train(
+    rollout_lp: torch.Tensor, train_lp: torch.Tensor, mask: torch.Tensor, responses: torch.Tensor
+) -> dict[str, float]:
+    """veRL's rollout-vs-training log-prob metrics (``training/rollout_probs_diff_*``, pearson r).
+
+    Computed by veRL's own ``calculate_debug_metrics`` on the step's first mini-batch, whose training
+    forward runs before any update of the step -- so the two log-probs should agree up to numerics
+    (the sampler's KV-cache path vs the full-sequence training forward). ``make diagnose`` check 3
+    reads them.
+    """
+    batch = DataProto.from_dict(
+        tensors={
+            "rollout_log_probs": rollout_lp.float(),
+            "old_log_probs": train_lp.float(),
+            "response_mask": mask.long(),
+            "responses": responses,
+        }
+    )
+    return {k: float(v) for k, v in calculate_debug_metrics(batch).items()}
 
 
 def group_metric(metric: str, scores: torch.Tensor, extra: dict[str, list[Any]]) -> np.ndarray:
@@ -113,8 +153,6 @@ def make_batch(
     values: torch.Tensor | None = None,
 ) -> Any:
     """A veRL ``DataProto`` with the keys veRL's trainer has at advantage time."""
-    from verl import DataProto
-
     tensors = {
         "prompts": rollout.prompts,
         "responses": rollout.responses,
@@ -134,8 +172,6 @@ def compute_advantages(
     cfg: DictConfig, batch: Any, kl_ctrl: Any | None = None
 ) -> tuple[Any, dict[str, float]]:
     """KL-in-reward (if configured) then veRL's ``compute_advantage``; returns the batch and metrics."""
-    from verl.trainer.ppo.ray_trainer import apply_kl_penalty, compute_advantage
-
     algo = cfg.algorithm
     metrics: dict[str, float] = {}
     if algo.use_kl_in_reward:
@@ -168,8 +204,6 @@ def policy_loss(
     ``global_batch_info`` covers the whole mini-batch (one micro-batch, dp_size 1), so
     ``agg_loss`` normalises exactly as veRL does over a global mini-batch.
     """
-    from verl.trainer.ppo.core_algos import agg_loss, get_policy_loss_fn, kl_penalty
-
     mask = response_mask.bool()
     actor_cfg.global_batch_info.update(
         dp_size=1,

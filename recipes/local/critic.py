@@ -16,33 +16,25 @@ from typing import Any
 
 import torch
 from omegaconf import DictConfig
+from transformers import AutoConfig, Qwen2ForTokenClassification
+from verl.trainer.ppo.core_algos import compute_value_loss
+
+from recipes.local.algo import optimizer
 
 
 class Critic:
     """Value model, optimizer and schedule read from the ``critic`` config section."""
 
     def __init__(self, cfg: DictConfig, total_steps: int) -> None:
-        from transformers import Qwen2ForTokenClassification
-        from verl.utils.torch_functional import get_constant_schedule_with_warmup
-
         c = cfg.critic
         self.cfg = c
-        from transformers import AutoConfig
-
         hf = AutoConfig.from_pretrained(str(c.model.path))
         hf.num_labels, hf.classifier_dropout = 1, 0.0
         self.model = Qwen2ForTokenClassification.from_pretrained(
             str(c.model.path), config=hf, torch_dtype=torch.float32
         )
         self.model.train()
-        o = c.optim
-        self.opt = torch.optim.AdamW(
-            self.model.parameters(), lr=float(o.lr), betas=tuple(o.betas), weight_decay=float(o.weight_decay)
-        )
-        warm = int(o.lr_warmup_steps)
-        if warm <= 0:
-            warm = int(float(o.lr_warmup_steps_ratio) * total_steps)
-        self.sched = get_constant_schedule_with_warmup(self.opt, warm)
+        self.opt, self.sched = optimizer(self.model.parameters(), c.optim, total_steps)
 
     def values(
         self, prompts: torch.Tensor, pmask: torch.Tensor, resp: torch.Tensor, rmask: torch.Tensor
@@ -56,8 +48,6 @@ class Critic:
 
     def update(self, ro: Any, batch: Any, n: int) -> dict[str, float]:
         """Clipped value-loss updates over mini-batches; returns veRL-named critic metrics."""
-        from verl.trainer.ppo.core_algos import compute_value_loss
-
         c = self.cfg
         mb = int(c.ppo_mini_batch_size) * n
         old_v, returns = batch.batch["values"], batch.batch["returns"]

@@ -1,4 +1,4 @@
-"""Run-directory outputs of the local engine: veRL's ``Tracking``, sample dumps, progress bar.
+"""Run-directory outputs of the local engine: veRL's ``Tracking``, sample dumps, a tqdm progress bar.
 
 - :func:`make_tracker`: veRL's own ``verl.utils.tracking.Tracking`` with the backends of
   ``trainer.logger`` (console, file, wandb). The ``file`` backend writes ``{"step", "data"}``
@@ -17,11 +17,13 @@ import io
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
+from verl.trainer.ppo.ray_trainer import RayPPOTrainer
+from verl.utils.tracking import Tracking
 
 
 def _old_lines(path: Path, upto_step: int) -> list[bytes]:
@@ -47,8 +49,6 @@ def make_tracker(cfg: DictConfig, run_dir: Path, resume_step: int) -> Any:
         os.environ.setdefault("WANDB_DIR", str(run_dir))
         if not os.environ.get("WANDB_API_KEY"):
             os.environ["WANDB_MODE"] = "offline"
-    from verl.utils.tracking import Tracking
-
     with contextlib.redirect_stdout(io.StringIO()):
         tracker = Tracking(
             project_name=str(OmegaConf.select(cfg, "trainer.project_name", default="rlvr")),
@@ -71,33 +71,18 @@ def dump_generations(
     extra: dict[str, list[Any]],
 ) -> None:
     """Write ``kind_dir/{step}.jsonl`` with veRL's ``_write_generations`` (its print silenced)."""
-    from verl.trainer.ppo.ray_trainer import RayPPOTrainer
-
     with contextlib.redirect_stdout(io.StringIO()):
         RayPPOTrainer._write_generations(inputs, outputs, gts, scores, extra, str(kind_dir), step)
 
 
-class Progress:
-    """A one-line progress bar on stderr: step, reward (10-step mean), ETA."""
-
-    def __init__(self, total: int, start: int, enabled: bool = True) -> None:
-        self.total, self.start, self.enabled = total, start, enabled and sys.stderr.isatty()
-        self.t0, self.recent = time.time(), []
-
-    def update(self, step: int, reward: float) -> None:
-        self.recent = (self.recent + [reward])[-10:]
-        if not self.enabled:
-            return
-        done = step - self.start
-        rate = (time.time() - self.t0) / max(done, 1)
-        eta = rate * (self.total - step)
-        bar = "#" * int(30 * step / self.total)
-        sys.stderr.write(
-            f"\r[{bar:<30}] step {step}/{self.total} reward {sum(self.recent) / len(self.recent):.3f} "
-            f"{rate:.2f}s/step ETA {eta:4.0f}s "
-        )
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
+def progress(total: int, start: int, enabled: bool) -> Any:
+    """A tqdm bar on stderr over the RL steps (shown on a terminal when ``local.progress``)."""
+    return tqdm(
+        total=total,
+        initial=start,
+        unit="step",
+        desc="RL",
+        disable=not enabled or None,  # None: tqdm shows it on a terminal only
+        dynamic_ncols=True,
+        file=sys.stderr,
+    )

@@ -24,35 +24,15 @@ from typing import Any
 
 import numpy as np
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
+from verl.trainer.ppo.core_algos import get_kl_controller
+from verl.trainer.ppo.metric_utils import compute_data_metrics, process_validation_metrics
 
+from core.data import Prompt
+from core.sampler import Rollout, cat_rollouts, generate, response_logprobs, select
 from recipes.local import algo
-from recipes.local.data import Prompt, PromptStream
-from recipes.local.sampler import Rollout, cat_rollouts, generate, response_logprobs, select
-
-
-def rollout_vs_train(
-    rollout_lp: torch.Tensor, train_lp: torch.Tensor, mask: torch.Tensor, responses: torch.Tensor
-) -> dict[str, float]:
-    """veRL's rollout-vs-training log-prob metrics (``training/rollout_probs_diff_*``, pearson r).
-
-    Computed by veRL's own ``calculate_debug_metrics`` on the step's first mini-batch, whose training
-    forward runs before any update of the step -- so the two log-probs should agree up to numerics
-    (the sampler's KV-cache path vs the full-sequence training forward). ``make diagnose`` check 3
-    reads them.
-    """
-    from verl import DataProto
-    from verl.utils.debug.metrics import calculate_debug_metrics
-
-    batch = DataProto.from_dict(
-        tensors={
-            "rollout_log_probs": rollout_lp.float(),
-            "old_log_probs": train_lp.float(),
-            "response_mask": mask.long(),
-            "responses": responses,
-        }
-    )
-    return {k: float(v) for k, v in calculate_debug_metrics(batch).items()}
+from recipes.local.critic import Critic
+from recipes.local.data import PromptStream
 
 
 class Engine:
@@ -71,54 +51,22 @@ class Engine:
         a = cfg.actor_rollout_ref.actor
         self.n = int(cfg.actor_rollout_ref.rollout.n)
         self.bs = int(cfg.data.train_batch_size)
-        self.gen_bs = int(OmegaConf.select(cfg, "data.gen_batch_size") or self.bs)
+        self.gen_bs = int(cfg.data.get("gen_batch_size") or self.bs)
         self.seed = int(cfg.rlvr.seed)
-        self.stream = PromptStream(
-            train, self.seed, shuffle=bool(OmegaConf.select(cfg, "data.shuffle", default=True))
-        )
+        self.stream = PromptStream(train, self.seed, shuffle=bool(cfg.data.shuffle))
         self.actor_cfg = algo.actor_config(cfg)
         self.need_ref = bool(a.use_kl_loss) or bool(cfg.algorithm.use_kl_in_reward)
         self.ref = copy.deepcopy(model).eval().requires_grad_(False) if self.need_ref else None
-        o = a.optim
-        self.opt = torch.optim.AdamW(
-            model.parameters(),
-            lr=float(o.lr),
-            betas=tuple(o.betas),
-            weight_decay=float(o.weight_decay),
-            eps=float(o.get("eps", 1e-8)),
-        )
-        total = self.total_steps()
-        from verl.utils.torch_functional import (
-            get_constant_schedule_with_warmup,
-            get_cosine_schedule_with_warmup,
-        )
-
-        warm = int(o.lr_warmup_steps)
-        if warm <= 0:
-            warm = int(float(o.lr_warmup_steps_ratio) * total)
-        if str(o.lr_scheduler_type) == "cosine":
-            self.sched = get_cosine_schedule_with_warmup(
-                self.opt, warm, total, min_lr_ratio=o.min_lr_ratio, num_cycles=o.num_cycles
-            )
-        else:
-            self.sched = get_constant_schedule_with_warmup(self.opt, warm)
-        self.critic = None
-        if str(cfg.algorithm.adv_estimator) == "gae":
-            from recipes.local.critic import Critic
-
-            self.critic = Critic(cfg, total)
-        self.kl_ctrl = None
-        if cfg.algorithm.use_kl_in_reward:
-            from verl.trainer.ppo.core_algos import get_kl_controller
-
-            self.kl_ctrl = get_kl_controller(cfg.algorithm.kl_ctrl)
+        self.opt, self.sched = algo.optimizer(model.parameters(), a.optim, self.total_steps())
+        self.critic = Critic(cfg, self.total_steps()) if str(cfg.algorithm.adv_estimator) == "gae" else None
+        self.kl_ctrl = get_kl_controller(cfg.algorithm.kl_ctrl) if cfg.algorithm.use_kl_in_reward else None
         self.gen = torch.Generator().manual_seed(self.seed)
-        self.shuffle_rewards = bool(OmegaConf.select(cfg, "local.shuffle_rewards", default=False))
+        self.shuffle_rewards = bool(cfg.local.shuffle_rewards)
         self.step = 0
         self.model.train()
 
     def total_steps(self) -> int:
-        t = OmegaConf.select(self.cfg, "trainer.total_training_steps")
+        t = self.cfg.trainer.total_training_steps
         if t is not None:
             return int(t)
         return int(self.cfg.trainer.total_epochs) * (len(self.stream.prompts) // self.bs)
@@ -217,79 +165,33 @@ class Engine:
         prompts, ro, scores, extra, texts, metrics = self.collect()
         t_gen = time.time()
         temp = float(self.cfg.actor_rollout_ref.rollout.temperature)
-        ref_lp = None
-        if self.need_ref:
-            with torch.no_grad():
+        ref_lp = values = None
+        with torch.no_grad():
+            if self.need_ref:
                 ref_lp, _ = response_logprobs(
                     self.ref, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temp, group=self.n
                 )
-        uids = [f"{self.step}-{i // self.n}" for i in range(len(texts))]
-        values = None
-        if self.critic is not None:
-            with torch.no_grad():
+            if self.critic is not None:
                 values = self.critic.values(ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask)
                 values = values * ro.response_mask
+        uids = [f"{self.step}-{i // self.n}" for i in range(len(texts))]
         batch = algo.make_batch(ro, scores, uids, ref_lp, values)
         batch, kl_m = algo.compute_advantages(self.cfg, batch, self.kl_ctrl)
         metrics.update(kl_m)
         if self.critic is not None:
             metrics.update(self.critic.update(ro, batch, self.n))
-        actor_epochs = int(self.cfg.actor_rollout_ref.actor.ppo_epochs)
-        if self.step <= int(OmegaConf.select(self.cfg, "trainer.critic_warmup", default=0) or 0):
-            actor_epochs = 0  # veRL: the actor waits for trainer.critic_warmup steps
-        adv = batch.batch["advantages"]
-        a = self.cfg.actor_rollout_ref.actor
-        mb = int(a.ppo_mini_batch_size) * self.n
-        upd: dict[str, list[float]] = {}
-        want_ent_grad = float(a.entropy_coeff) != 0
-        for _ in range(actor_epochs):
-            for s in range(0, len(texts), mb):
-                sl = slice(s, s + mb)
-                R = int(ro.response_mask[sl].sum(-1).max())  # no padding waste beyond the longest response
-                m = ro.response_mask[sl, :R]
-                lp, ent = response_logprobs(
-                    self.model,
-                    ro.prompts[sl],
-                    ro.prompt_mask[sl],
-                    ro.responses[sl, :R],
-                    m,
-                    temp,
-                    with_entropy=True,
-                    group=self.n,  # each prompt encoded once per group (mini-batches hold whole groups)
-                )
-                if not want_ent_grad:
-                    ent = ent.detach()
-                if _ == 0 and s == 0:
-                    metrics.update(
-                        rollout_vs_train(ro.old_log_probs[sl, :R], lp.detach(), m, ro.responses[sl, :R])
-                    )
-                loss, lm = algo.policy_loss(
-                    self.actor_cfg,
-                    lp,
-                    ro.old_log_probs[sl, :R],
-                    adv[sl, :R],
-                    m,
-                    entropy=ent if want_ent_grad else None,
-                    ref_log_prob=None if ref_lp is None else ref_lp[sl, :R],
-                )
-                self.opt.zero_grad(set_to_none=True)
-                loss.backward()
-                gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(a.grad_clip))
-                if torch.isfinite(gn):
-                    self.opt.step()
-                lm["actor/grad_norm"] = float(gn)
-                lm["actor/entropy"] = float((ent.detach() * m).sum() / m.sum().clamp(min=1))
-                for k, v in lm.items():
-                    upd.setdefault(k, []).append(v)
+        epochs = int(self.cfg.actor_rollout_ref.actor.ppo_epochs)
+        if self.step <= int(self.cfg.trainer.critic_warmup or 0):
+            epochs = 0  # veRL: the actor waits for trainer.critic_warmup steps
+        first, means = self.update_actor(ro, batch.batch["advantages"], ref_lp, epochs)
+        metrics.update(first)
         metrics["actor/lr"] = float(self.sched.get_last_lr()[0])
         self.sched.step()
-        reset = OmegaConf.select(self.cfg, "rlvr.ref_reset_steps")
+        reset = self.cfg.rlvr.ref_reset_steps
         if self.ref is not None and reset and self.step % int(reset) == 0:
             self.ref.load_state_dict(self.model.state_dict())
             metrics["rlvr/ref_reset"] = 1.0
-        from verl.trainer.ppo.metric_utils import compute_data_metrics
-
-        metrics.update({k: float(np.mean(v)) for k, v in upd.items()})
+        metrics.update(means)
         metrics.update(compute_data_metrics(batch, use_critic=self.critic is not None))
         metrics.update(
             {
@@ -309,11 +211,62 @@ class Engine:
         }
         return metrics, dump
 
+    def update_actor(
+        self, ro: Rollout, adv: torch.Tensor, ref_lp: torch.Tensor | None, epochs: int
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """``epochs`` passes over mini-batches of ``ppo_mini_batch_size`` whole groups, one AdamW step
+        each (grad clip ``actor.grad_clip``). Returns the rollout-vs-training metrics of the first
+        mini-batch and the mean of each loss metric over the updates."""
+        a = self.cfg.actor_rollout_ref.actor
+        temp = float(self.cfg.actor_rollout_ref.rollout.temperature)
+        mb = int(a.ppo_mini_batch_size) * self.n
+        want_ent_grad = float(a.entropy_coeff) != 0
+        upd: dict[str, list[float]] = {}
+        first: dict[str, float] = {}
+        for epoch in range(epochs):
+            for s in range(0, ro.responses.shape[0], mb):
+                sl = slice(s, s + mb)
+                R = int(ro.response_mask[sl].sum(-1).max())  # no padding waste beyond the longest response
+                m = ro.response_mask[sl, :R]
+                lp, ent = response_logprobs(
+                    self.model,
+                    ro.prompts[sl],
+                    ro.prompt_mask[sl],
+                    ro.responses[sl, :R],
+                    m,
+                    temp,
+                    with_entropy=True,
+                    group=self.n,  # each prompt encoded once per group (mini-batches hold whole groups)
+                )
+                if not want_ent_grad:
+                    ent = ent.detach()
+                if epoch == 0 and s == 0:
+                    first = algo.rollout_vs_train(
+                        ro.old_log_probs[sl, :R], lp.detach(), m, ro.responses[sl, :R]
+                    )
+                loss, lm = algo.policy_loss(
+                    self.actor_cfg,
+                    lp,
+                    ro.old_log_probs[sl, :R],
+                    adv[sl, :R],
+                    m,
+                    entropy=ent if want_ent_grad else None,
+                    ref_log_prob=None if ref_lp is None else ref_lp[sl, :R],
+                )
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(a.grad_clip))
+                if torch.isfinite(gn):
+                    self.opt.step()
+                lm["actor/grad_norm"] = float(gn)
+                lm["actor/entropy"] = float((ent.detach() * m).sum() / m.sum().clamp(min=1))
+                for k, v in lm.items():
+                    upd.setdefault(k, []).append(v)
+        return first, {k: float(np.mean(v)) for k, v in upd.items()}
+
     # ------------------------------------------------------------------ evaluation
     def evaluate(self) -> tuple[dict[str, float], dict[str, Any]]:
         """Held-out accuracy with ``rollout.val_kwargs``; veRL's ``process_validation_metrics`` names."""
-        from verl.trainer.ppo.metric_utils import process_validation_metrics
-
         vk = self.cfg.actor_rollout_ref.rollout.val_kwargs
         n = int(vk.n)
         g_state = self.gen.get_state()

@@ -31,8 +31,9 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from core.model import ModelSpec, build_checkpoint
+from core.registry import Registry
 from recipes.pipeline.spec import StagePlan, plan
-from recipes.registry import Registry
 
 
 def log(msg: str) -> None:
@@ -114,21 +115,16 @@ class Manifest:
 
 
 def base_model(ctx: StageContext, name: str) -> dict[str, Any]:
-    """A pipeline base model: on veRL its path/hub name; locally a random-init tiny Qwen2 (built once)."""
+    """A pipeline base model: on veRL its path/hub name; locally a random-init Qwen2 (built once)."""
     spec = OmegaConf.to_container(ctx.cfg.models[name], resolve=True)
     if ctx.engine == "verl":
         return {"model": str(spec["verl"]), "fingerprint": _hash(spec["verl"])}
-    from recipes.local import model as tiny
-
-    tspec = tiny.TinySpec.from_dict(spec.get("local") or {})
+    mspec = ModelSpec.from_dict(spec.get("local") or {})
     seed = ctx.plan.seed
-    path = ctx.pipeline_dir / "models" / f"{name}-{tspec.key(seed)}"
+    path = ctx.pipeline_dir / "models" / f"{name}-{mspec.key(seed)}"
     if not (path / "config.json").is_file() and not ctx.dry_run:
-        tok = tiny.build_tokenizer()
-        tmp = path.with_name(path.name + ".tmp")
-        tiny.save(tiny.build_model(tspec, tok, seed), tok, tmp)
-        tmp.rename(path)
-    return {"model": str(path), "fingerprint": tspec.key(seed), "num_params_spec": spec.get("local")}
+        build_checkpoint(path, mspec, "char", seed)
+    return {"model": str(path), "fingerprint": mspec.key(seed), "num_params_spec": spec.get("local")}
 
 
 def _resolve_inputs(ctx_base: StageContext, refs: dict[str, Any], outputs: dict[str, dict[str, Any]]) -> dict:
@@ -162,16 +158,10 @@ def _outputs_exist(out: dict[str, Any]) -> bool:
     return all(Path(str(out[k])).exists() for k in ("model", "data", "report") if out.get(k))
 
 
-def run_pipeline(
-    cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool = False, seed: int = 0
-) -> dict[str, Any]:
-    """Run (or, with ``dry_run``, prepare) every stage of ``cfg``; return the manifest dict.
-
-    Stages already ``done`` with the same fingerprint are skipped. Raises ``RuntimeError`` naming
-    the failed stage and its run directory after recording the failure in ``pipeline.json``.
-    """
-    plans = plan(cfg, STAGES.names(), seed)
-    pipeline_dir.mkdir(parents=True, exist_ok=True)
+def _open_manifest(
+    cfg: DictConfig, plans: list[StagePlan], pipeline_dir: Path, engine: str, dry_run: bool, seed: int
+) -> Manifest:
+    """``pipeline.json`` with every stage listed from the start (pending until it runs)."""
     man = Manifest(
         pipeline_dir / "pipeline.json",
         {
@@ -185,7 +175,7 @@ def run_pipeline(
             "config": OmegaConf.to_container(cfg, resolve=False),
         },
     )
-    for i, p in enumerate(plans):  # every stage is listed from the start, pending until it runs
+    for i, p in enumerate(plans):
         man.stage(p.name).update(
             {
                 "kind": p.kind,
@@ -196,6 +186,60 @@ def run_pipeline(
             }
         )
     man.save()
+    return man
+
+
+def _run_stage(man: Manifest, ctx: StageContext, spec_fp: str) -> dict[str, Any]:
+    """Run one stage, recording running / failed / done (or prepared) with timings in the manifest."""
+    p, rec = ctx.plan, man.stage(ctx.plan.name)
+    rec.update({"status": "running", "started": _now(), "fingerprint": spec_fp, "error": None})
+    man.save()
+    ctx.run_dir.mkdir(parents=True, exist_ok=True)
+    t0, c0 = time.time(), time.process_time()
+    try:
+        out = STAGES.get(p.kind)(ctx)
+    except BaseException as e:
+        rec.update(
+            {
+                "status": "failed",
+                "seconds": round(time.time() - t0, 1),
+                "error": f"{type(e).__name__}: {e}",
+                "traceback": traceback.format_exc()[-4000:],
+            }
+        )
+        man.save()
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        raise RuntimeError(
+            f"[pipeline] stage {p.name!r} (kind={p.kind}) failed: {type(e).__name__}: {e}\n"
+            f"  run dir: {ctx.run_dir}; rerun the same command to retry from this stage"
+        ) from e
+    out["fingerprint"] = spec_fp
+    rec.update(
+        {
+            "status": "prepared" if ctx.dry_run else "done",
+            "outputs": out,
+            "finished": _now(),
+            "seconds": round(time.time() - t0, 1),
+            "cpu_seconds": round(time.process_time() - c0, 1),
+        }
+    )
+    man.save()
+    log(f"[pipeline] {p.name}: {rec['status']} in {rec['seconds']:.0f}s ({rec['cpu_seconds']:.0f}s CPU)")
+    return out
+
+
+def run_pipeline(
+    cfg: DictConfig, pipeline_dir: Path, engine: str, dry_run: bool = False, seed: int = 0
+) -> dict[str, Any]:
+    """Run (or, with ``dry_run``, prepare) every stage of ``cfg``; return the manifest dict.
+
+    Stages already ``done`` with the same fingerprint are skipped. Raises ``RuntimeError`` naming
+    the failed stage and its run directory after recording the failure in ``pipeline.json``.
+    """
+    plans = plan(cfg, STAGES.names(), seed)
+    pipeline_dir.mkdir(parents=True, exist_ok=True)
+    man = _open_manifest(cfg, plans, pipeline_dir, engine, dry_run, seed)
     outputs: dict[str, dict[str, Any]] = {}
     t_run = time.time()
     for i, p in enumerate(plans):
@@ -218,41 +262,7 @@ def run_pipeline(
             f"[pipeline] stage {i + 1}/{len(plans)} {p.name} (kind={p.kind}, engine={engine}"
             f"{', dry run' if dry_run else ''}) -> {run_dir}"
         )
-        rec.update({"status": "running", "started": _now(), "fingerprint": spec_fp, "error": None})
-        man.save()
-        run_dir.mkdir(parents=True, exist_ok=True)
-        t0, c0 = time.time(), time.process_time()
-        try:
-            out = STAGES.get(p.kind)(ctx)
-        except BaseException as e:
-            rec.update(
-                {
-                    "status": "failed",
-                    "seconds": round(time.time() - t0, 1),
-                    "error": f"{type(e).__name__}: {e}",
-                    "traceback": traceback.format_exc()[-4000:],
-                }
-            )
-            man.save()
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            raise RuntimeError(
-                f"[pipeline] stage {p.name!r} (kind={p.kind}) failed: {type(e).__name__}: {e}\n"
-                f"  run dir: {run_dir}; rerun the same command to retry from this stage"
-            ) from e
-        out["fingerprint"] = spec_fp
-        outputs[p.name] = out
-        rec.update(
-            {
-                "status": "prepared" if dry_run else "done",
-                "outputs": out,
-                "finished": _now(),
-                "seconds": round(time.time() - t0, 1),
-                "cpu_seconds": round(time.process_time() - c0, 1),
-            }
-        )
-        man.save()
-        log(f"[pipeline] {p.name}: {rec['status']} in {rec['seconds']:.0f}s ({rec['cpu_seconds']:.0f}s CPU)")
+        outputs[p.name] = _run_stage(man, ctx, spec_fp)
     man.data["seconds_this_invocation"] = round(time.time() - t_run, 1)
     for key in ("seconds", "cpu_seconds"):  # wall time is inflated by other load; CPU time much less so
         man.data[f"{key}_all_stages"] = round(

@@ -27,8 +27,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from omegaconf import OmegaConf
+
+from core.compose import CONF_DIR
+from core.data import read_rows
+from core.registry import Registry
+from data_pipelines import filter as dfilter
+from data_pipelines.io import write_rows
+from data_pipelines.rejection import write_sft
+from data_pipelines.tasks import TASKS
+from data_pipelines.tasks.arithmetic import render_trace
 from recipes.pipeline.core import STAGES, StageContext, log
-from recipes.registry import Registry
 
 TraceFn = Callable[[dict[str, Any]], str]
 TRACES: Registry[TraceFn] = Registry("trace renderer")
@@ -37,8 +46,6 @@ GENERAL: Registry[Callable[[int, int], list[dict[str, Any]]]] = Registry("non-re
 
 @TRACES.register("arithmetic")
 def _arith(extra: dict[str, Any]) -> str:
-    from data_pipelines.tasks.arithmetic import render_trace
-
     return render_trace(int(extra["a"]), int(extra["b"]))
 
 
@@ -75,10 +82,6 @@ def _copy_rows(n: int, seed: int) -> list[dict[str, Any]]:
 def task_stage(ctx: StageContext) -> dict[str, Any]:
     """RL prompt files: generated locally, or the veRL dataset's files + its ``make data`` command."""
     if ctx.engine == "verl":
-        from omegaconf import OmegaConf
-
-        from recipes.compose import CONF_DIR
-
         name = str(ctx.need("dataset"))
         ds = OmegaConf.load(CONF_DIR / "dataset" / f"{name}.yaml")
         train, test = str(ds.data.train_files), str(ds.data.val_files)
@@ -91,9 +94,6 @@ def task_stage(ctx: StageContext) -> dict[str, Any]:
             "dataset": name,
             "commands": [shlex.join(cmd)],
         }
-    from data_pipelines.io import write_rows
-    from data_pipelines.tasks import TASKS
-
     name = str(ctx.need("name"))
     params = dict(ctx.opt("params") or {})
     out = {}
@@ -121,9 +121,6 @@ def traces_stage(ctx: StageContext) -> dict[str, Any]:
                 "a parquet of readable long-CoT samples with a `messages` column)"
             )
         return {"data": path, "commands": []}
-    from data_pipelines.io import read_rows
-    from data_pipelines.rejection import write_sft
-
     render = TRACES.get(str(ctx.need("renderer")))
     rows = read_rows(ctx.input("data")["train"])[: int(ctx.need("n"))]
     recs = [
@@ -149,10 +146,6 @@ def traces_stage(ctx: StageContext) -> dict[str, Any]:
 @STAGES.register("rejection")
 def rejection_stage(ctx: StageContext) -> dict[str, Any]:
     """Sample the stage model, keep correct formatted answers (``data_pipelines.filter`` + ``rejection``)."""
-    from omegaconf import OmegaConf
-
-    from data_pipelines.filter import REPO
-
     model = ctx.input("model")["model"]
     data = ctx.input("data")
     n, per = int(ctx.need("n")), int(ctx.opt("max_per_prompt", 1))
@@ -173,14 +166,11 @@ def rejection_stage(ctx: StageContext) -> dict[str, Any]:
             f"sampling.max_new_tokens={int(ctx.need('max_new_tokens'))}",
         ]
         return {"data": str(out / "sft.parquet"), "commands": [shlex.join(cmd)]}
-    from data_pipelines import filter as dfilter
-    from data_pipelines.io import read_rows, write_rows
-
     prompts = out / "prompts.parquet"
     if ctx.dry_run:
         return {"data": str(out / "sft.parquet")}
     write_rows(read_rows(data["train"])[: int(ctx.need("prompts"))], prompts)
-    cfg = OmegaConf.load(REPO / "conf" / "datagen" / "filter.yaml")
+    cfg = OmegaConf.load(CONF_DIR / "datagen" / "filter.yaml")
     cfg.pop("defaults", None)
     cfg.pop("hydra", None)
     cfg.merge_with(
@@ -225,9 +215,6 @@ def mix(
     seed: int,
 ) -> dict[str, Any]:
     """Write reasoning rows + non-reasoning rows (``ratio`` of the total), shuffled with ``seed``."""
-    from data_pipelines.io import read_rows
-    from data_pipelines.rejection import write_sft
-
     if not 0.0 <= ratio < 1.0:
         raise ValueError(f"[mix] ratio={ratio} must be in [0, 1): the share of non-reasoning rows")
     rows = read_rows(reasoning)

@@ -5,7 +5,8 @@
   overrides. Locally the final policy is exported as an HF checkpoint (``hf_model/``); on veRL the
   launch commands are veRL's ``main_ppo`` (``launch.sh``) followed by ``verl.model_merger`` on the
   last actor checkpoint, so the next stage gets an HF directory.
-- ``sft``: locally :func:`recipes.pipeline.local_sft.sft`; on veRL the config of veRL's own
+- ``sft``: locally the one SFT loop (:func:`recipes.sft.sft_loop`) on the stage's ``messages``
+  parquet, with :class:`SftParams` from the stage's ``local.params``; on veRL the config of veRL's own
   ``verl.trainer.sft_trainer`` (``sft_trainer_engine``) is composed with Hydra, validated with veRL's
   dataclasses (engine, optim, checkpoint, profiler; the model too when its files are local) and
   saved as ``sft_config.yaml`` with a ``torchrun`` launch command plus the merge to HF.
@@ -17,13 +18,28 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
+import shutil
+import subprocess
 import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+import verl
 from omegaconf import DictConfig, OmegaConf
+from verl.utils.config import omega_conf_to_dataclass
 
+import rewards
+from core import model as models
+from core.compose import compose_file
+from core.data import load_prompts
+from core.sampling import LocalSampler, Settings, pass_rates
 from recipes.pipeline.core import STAGES, StageContext, log
+from recipes.run import run
+from recipes.schema import schema_errors
+from recipes.sft import examples, sft_loop
+from recipes.validate import quiet
 
 
 def _merge_cmd(ckpt: Path, sub: str, target: Path) -> str:
@@ -35,34 +51,20 @@ def _merge_cmd(ckpt: Path, sub: str, target: Path) -> str:
     )
 
 
-def _reward_fn() -> Any:
-    import rewards
-
-    return rewards.compute_score
-
-
 def export_policy(init: str | Path, run_dir: Path, out: Path) -> Path:
     """Write the local engine's last checkpoint of ``run_dir`` as an HF checkpoint at ``out``."""
-    import torch
-
-    from recipes.local import model as tiny
-
     ckpt = run_dir / "checkpoints"
     tracker = ckpt / "latest_checkpointed_iteration.txt"
     if not tracker.is_file():
         raise FileNotFoundError(f"[rl] {run_dir}: no checkpoint to export (fix: set trainer.save_freq > 0)")
-    state = torch.load(ckpt / f"global_step_{int(tracker.read_text())}" / "state.pt", weights_only=False)
-    model, tok = tiny.load(init)
-    model.load_state_dict(state["model"])
-    tiny.save(model, tok, out)
+    model, tok = models.load(init, ckpt / f"global_step_{int(tracker.read_text())}" / "state.pt")
+    models.save(model, tok, out)
     return out
 
 
 @STAGES.register("rl")
 def rl_stage(ctx: StageContext) -> dict[str, Any]:
     """A recipe run from the input model (R1 stages 2 and 4, the distillation baseline)."""
-    from recipes.run import run
-
     model = ctx.input("model")["model"]
     ov = [
         f"recipe={ctx.need('recipe')}",
@@ -102,8 +104,6 @@ def rl_stage(ctx: StageContext) -> dict[str, Any]:
         merge = _merge_cmd(ckpt, "/actor", hf)
         out["commands"] = [f"bash {shlex.quote(str(ctx.run_dir / 'launch.sh'))}", merge]
         if not ctx.dry_run:  # run() launched veRL; now merge the last actor checkpoint to HF
-            import subprocess
-
             subprocess.run(["bash", "-c", merge], check=True)
         return out
     if dry:
@@ -116,32 +116,20 @@ def rl_stage(ctx: StageContext) -> dict[str, Any]:
 
 def compose_verl_sft(overrides: list[str]) -> DictConfig:
     """veRL's ``sft_trainer_engine`` config composed with Hydra ``overrides``."""
-    import verl
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    conf = str(Path(verl.__file__).parent / "trainer" / "config")
-    if GlobalHydra.instance().is_initialized():
-        GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=conf, version_base=None):
-        return compose("sft_trainer_engine", overrides=overrides)
+    return compose_file(Path(verl.__file__).parent / "trainer" / "config", "sft_trainer_engine", overrides)
 
 
 def validate_verl_sft(cfg: DictConfig) -> list[str]:
     """Problems in a veRL SFT config, each as ``[key] what; fix`` (empty when launchable)."""
-    from verl.utils.config import omega_conf_to_dataclass
-
-    from recipes.validate import _quiet
-
     errs: list[str] = []
     for sec in ("engine", "optim", "checkpoint", "profiler"):
         try:
-            _quiet(omega_conf_to_dataclass, cfg[sec])
+            quiet(omega_conf_to_dataclass, cfg[sec])
         except Exception as e:  # noqa: BLE001 - veRL raises TypeError/ValueError/AssertionError
             errs.append(f"[{sec}] {type(e).__name__}: {e}")
     if Path(str(cfg.model.path)).expanduser().is_dir():
         try:
-            _quiet(omega_conf_to_dataclass, cfg.model)
+            quiet(omega_conf_to_dataclass, cfg.model)
         except Exception as e:  # noqa: BLE001
             errs.append(f"[model] {type(e).__name__}: {e}")
     d, t = cfg.data, cfg.trainer
@@ -199,34 +187,96 @@ def sft_stage(ctx: StageContext) -> dict[str, Any]:
             "#!/usr/bin/env bash\nset -euo pipefail\n" + "\n".join(cmds) + "\n"
         )
         if not ctx.dry_run:
-            import subprocess
-
             subprocess.run(["bash", str(ctx.run_dir / "launch.sh")], check=True)
         return {"model": str(hf), "commands": cmds, "config": str(ctx.run_dir / "sft_config.yaml")}
-    from recipes.pipeline.local_sft import sft
-
-    params = dict(ctx.opt("params") or {})
-    eval_file = ctx.input("eval_data")["dev"] if "eval_data" in ctx.inputs else None
     if ctx.dry_run:
         return {"model": str(hf)}
-    import inspect
-
-    known = set(inspect.signature(sft).parameters) - {
-        "init",
-        "data",
-        "out",
-        "eval_file",
-        "reward_fn",
-        "seed",
-        "log",
-    }
-    bad = sorted(set(params) - known)
-    if bad:
-        raise ValueError(
-            f"[conf/pipeline/{ctx.cfg.name}.yaml: stages.{ctx.plan.base}.local.params] unknown keys "
-            f"{bad}; known: {sorted(known)}"
-        )
-    info = sft(
-        init, data, hf, eval_file=eval_file, reward_fn=_reward_fn(), seed=ctx.plan.seed, log=log, **params
-    )
+    where = f"conf/pipeline/{ctx.cfg.name}.yaml: stages.{ctx.plan.base}.local.params"
+    errs = schema_errors(OmegaConf.create(dict(ctx.opt("params") or {})), SftParams, where)
+    if errs:
+        raise ValueError("; ".join(errs))
+    params = SftParams(**dict(ctx.opt("params") or {}))
+    eval_file = ctx.input("eval_data")["dev"] if "eval_data" in ctx.inputs else None
+    info = local_sft(init, data, hf, eval_file, ctx.plan.seed, params)
     return {"model": str(hf), "sft": {k: v for k, v in info.items() if k != "history"}}
+
+
+@dataclass
+class SftParams:
+    """``stages.<sft stage>.local.params`` of a pipeline file (laptop-scale SFT; defaults here).
+
+    Attributes:
+        lr, betas, warmup_steps: AdamW with a constant lr after a linear warmup.
+        batch_size, max_steps: examples per step (with replacement) and the step budget.
+        eval_every, eval_n: pass-rate evaluation interval and the number of dev prompts.
+        min_pass: stop at the first evaluation reaching it (null: run every step).
+        max_prompt_length, max_response_length: token limits (longer rows are refused).
+        threads: torch threads.
+    """
+
+    lr: float = 2.0e-3
+    betas: tuple[float, float] = (0.9, 0.98)
+    warmup_steps: int = 50
+    batch_size: int = 64
+    max_steps: int = 1500
+    eval_every: int = 25
+    eval_n: int = 128
+    min_pass: float | None = 0.3
+    max_prompt_length: int = 32
+    max_response_length: int = 64
+    threads: int = 1
+
+
+def local_sft(
+    init: str | Path, data: str | Path, out: Path, eval_file: str | None, seed: int, p: SftParams
+) -> dict[str, Any]:
+    """SFT the HF checkpoint ``init`` on ``data`` (``messages`` rows) with the one SFT loop; save to
+    ``out`` (no ``rlvr_meta.json``: the engine uses it as given) and ``sft_info.json`` beside it.
+
+    Each evaluation samples the first ``eval_n`` prompts of ``eval_file`` once at T=1 with a
+    generator seeded ``seed + step``.
+    """
+    torch.set_num_threads(p.threads)
+    torch.manual_seed(seed)
+    model, tok = models.load(init)
+    data_ = examples(data, tok, p.max_prompt_length, p.max_response_length)
+    evals = (
+        load_prompts(eval_file, tok, p.max_prompt_length, limit=p.eval_n)
+        if eval_file and p.eval_every > 0
+        else []
+    )
+
+    def evaluate(step: int) -> float:
+        sampler = LocalSampler.of(model, tok, Settings(seed=seed + step))
+        rates = pass_rates(sampler, evals, rewards.compute_score, p.max_response_length)
+        return sum(rates) / len(rates)
+
+    res = sft_loop(
+        model,
+        tok.pad_token_id,
+        data_,
+        seed=seed,
+        lr=p.lr,
+        betas=tuple(p.betas),
+        warmup_steps=p.warmup_steps,
+        batch_size=p.batch_size,
+        max_steps=p.max_steps,
+        eval_every=p.eval_every,
+        min_pass=p.min_pass,
+        evaluate=evaluate if evals else None,
+        log=log,
+        tag="[sft]",
+    )
+    tmp = out.with_name(out.name + ".tmp")
+    models.save(model.eval(), tok, tmp)
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.rename(out)
+    info = {
+        **{k: v for k, v in asdict(res).items() if k != "seconds"},
+        "examples": len(data_),
+        "seconds": res.seconds,
+        "num_params": models.num_params(model),
+    }
+    (out.parent / "sft_info.json").write_text(json.dumps(info, indent=2) + "\n")
+    return info

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 from analysis import diagnose
 from analysis.checks import CHECKS, GRADERS, answer_region
 from analysis.checks_curves import fastest_rise, hack_flags
-from analysis.cli import defaults_path
-from analysis.runs import Series
+from core.cli import call, load
+from core.runs import Series
 
 
 def cfg_for(run: Path, out: Path, **kw: object) -> OmegaConf:
-    cfg = OmegaConf.load(defaults_path("diagnose"))
+    cfg = load("analysis", "diagnose")
     cfg.run, cfg.out = str(run), str(out)
     for k, v in kw.items():
         cfg[k] = v
@@ -116,14 +119,30 @@ def test_graders(resp: str, gold: str, ok: bool) -> None:
 
 
 def test_cli_prints_verdicts(sick_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert diagnose.main([f"run={sick_run}", f"out={tmp_path}", "checks=[entropy,difficulty]"]) == 0
+    assert (
+        call(
+            diagnose.command,
+            "analysis",
+            "diagnose",
+            [f"run={sick_run}", f"out={tmp_path}", "checks=[entropy,difficulty]"],
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "[      WARN] 4. Entropy" in out and "2. Difficulty" in out and "Verifier" not in out
-    with pytest.raises(SystemExit):
-        diagnose.main(["--help"])
-    assert "audit_samples" in capsys.readouterr().out
-    with pytest.raises(SystemExit, match="unknown key 'rnu'"):
-        diagnose.main(["rnu=x"])
+    with pytest.raises(ConfigCompositionException, match="Could not override 'rnu'"):
+        call(diagnose.command, "analysis", "diagnose", ["rnu=x"])
+
+
+def test_cli_help_and_unknown_key_as_a_user_calls_it() -> None:
+    """``--help`` prints the usage and every key with its default; a misspelled key names itself."""
+    help_ = subprocess.run(
+        [sys.executable, "-m", "analysis.diagnose", "--help"], capture_output=True, text=True
+    )
+    assert help_.returncode == 0 and "python -m analysis.diagnose run=<run dir>" in help_.stdout
+    assert "audit_samples: 50" in help_.stdout
+    bad = subprocess.run([sys.executable, "-m", "analysis.diagnose", "rnu=x"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "Could not override 'rnu'" in bad.stderr
 
 
 def test_partial_credit_zero_variance_is_not_all_wrong() -> None:
@@ -153,17 +172,6 @@ def test_base_eval_found_in_run_dir_and_trained_eval_ignored(tmp_path: Path) -> 
     (run / "eval_base" / "result.json").write_text(json.dumps(res))
     doc, _ = diagnose.run(cfg_for(run, tmp_path / "o2", checks=["base_pass_at_k"]))
     assert doc.sections[0].verdict.startswith("pass@1 0.2 [0.1, 0.3]")
-
-
-def test_doctests_of_analysis_modules() -> None:
-    import doctest
-
-    import analysis.checks_curves
-    import analysis.metrics
-    import analysis.render
-
-    for mod in (analysis.metrics, analysis.render, analysis.checks_curves):
-        assert doctest.testmod(mod).failed == 0
 
 
 def test_logged_verl_mismatch_metrics(tmp_path: Path) -> None:

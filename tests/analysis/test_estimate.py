@@ -6,11 +6,11 @@ import pytest
 from omegaconf import OmegaConf
 
 from analysis import estimate
-from analysis.cli import defaults_path
+from core.cli import call, load
 
 
 def settings(**kw: object) -> OmegaConf:
-    c = OmegaConf.load(defaults_path("estimate"))
+    c = load("analysis", "estimate")
     for k, v in kw.items():
         c[k] = v
     return c
@@ -41,9 +41,18 @@ def test_dapo_reads_recipe_values() -> None:
 
 
 def test_cli_passes_overrides(capsys: pytest.CaptureFixture[str]) -> None:
-    assert estimate.main(["recipe=dapo", "scale=laptop", "response_tokens=40"]) == 0
+    assert (
+        call(
+            estimate.command,
+            "analysis",
+            "estimate",
+            ["recipe=dapo", "scale=laptop", "response_tokens=40"],
+            route=True,
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "8 prompts × 8 answers × 40 tokens" in out and "scale=laptop" in out
     assert "dynamic sampling is on" in out
     with pytest.raises(ValueError, match="unknown recipe 'nope'|nope"):
-        estimate.main(["recipe=nope"])
+        call(estimate.command, "analysis", "estimate", ["recipe=nope"], route=True)

@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from analysis.cli import defaults_path
+from analysis.budget import budget_force
 from analysis.evaluate import resolve_model, score_table
 from analysis.metrics import pass_at_k
-from analysis.sampling import Completion, budget_force
+from core import model as model_mod
+from core.cli import call, load
+from core.sampling import Completion
 
 
 def records(correct_counts: list[int], n: int, sources: list[str] | None = None) -> list[dict]:
@@ -91,8 +93,7 @@ class ScriptedSampler:
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    model = pytest.importorskip("recipes.local.model")
-    return model.build_tokenizer()
+    return model_mod.build_tokenizer()
 
 
 def test_budget_forcing_min_think_adds_wait(tokenizer) -> None:
@@ -120,21 +121,19 @@ def test_budget_forcing_max_think_cuts_and_closes(tokenizer) -> None:
 
 @pytest.fixture(scope="module")
 def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    model_mod = pytest.importorskip("recipes.local.model")
-    pytest.importorskip("recipes.local.sampler")
-    pytest.importorskip("rewards")
     from data_pipelines.io import write_rows
     from data_pipelines.tasks import TASKS
 
     root = tmp_path_factory.mktemp("eval")
     tok = model_mod.build_tokenizer()
     model = model_mod.build_model(
-        model_mod.TinySpec(
+        model_mod.ModelSpec(
             hidden_size=32,
             num_hidden_layers=1,
             num_attention_heads=2,
             num_key_value_heads=1,
             intermediate_size=64,
+            max_position_embeddings=256,
         ),
         tok,
         seed=0,
@@ -146,7 +145,7 @@ def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def eval_cfg(model: Path, data: Path, out: Path | None, **kw: object) -> OmegaConf:
-    c = OmegaConf.load(defaults_path("evaluate"))
+    c = load("analysis", "evaluate")
     c.model, c.data, c.out, c.n, c.k, c.max_tokens, c.bootstrap = (
         str(model),
         str(data),
@@ -191,7 +190,6 @@ def test_evaluate_run_dir_loads_local_checkpoint(tiny_setup: tuple[Path, Path], 
     import torch
 
     from analysis import evaluate
-    from recipes.local import model as model_mod
 
     model, data = tiny_setup
     run = tmp_path / "run"
@@ -248,16 +246,16 @@ def test_evaluate_cli(
         "limit=2",
         f"out={tmp_path}",
     ]
-    assert evaluate.main(argv) == 0
+    assert call(evaluate.command, "analysis", "evaluate", argv) == 0
     out = capsys.readouterr().out
     assert "k=  1  pass@k" in out and "k=  2  pass@k" in out and "skipped k > n: [4]" in out
     assert json.loads((tmp_path / "result.json").read_text())["n_prompts"] == 2
     with pytest.raises(SystemExit, match="missing data="):
-        evaluate.main([f"model={model}"])
+        call(evaluate.command, "analysis", "evaluate", [f"model={model}"])
 
 
 def test_majority_votes_on_normalised_answers() -> None:
-    pytest.importorskip("rewards.normalize")
+
     from analysis.evaluate import vote_key
 
     assert vote_key("0.5") == vote_key("1/2") == vote_key("\\frac{1}{2}") == "1/2"

@@ -9,12 +9,12 @@ import pytest
 from omegaconf import OmegaConf
 
 from analysis import report
-from analysis.cli import defaults_path
 from analysis.synthetic import write_run
+from core.cli import call, load
 
 
 def cfg(**kw: object) -> OmegaConf:
-    c = OmegaConf.load(defaults_path("report"))
+    c = load("analysis", "report")
     c.publish = "none"
     for k, v in kw.items():
         c[k] = v
@@ -63,9 +63,9 @@ def test_runs_list_baseline_and_missing_metrics(tmp_path: Path) -> None:
 
 def test_cli_requires_input(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit, match="give runs="):
-        report.main([])
+        call(report.command, "analysis", "report", [])
     with pytest.raises(FileNotFoundError):
-        report.main(["runs=[/nonexistent/dir]"])
+        call(report.command, "analysis", "report", ["runs=[/nonexistent/dir]"])
 
 
 def test_one_panel_per_validation_set(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from analysis.runs import Run, find_runs, group_key, group_runs, is_correct, response_length, swept_axes
+from core.runs import Run, find_runs, group_key, group_runs, is_correct, response_length, swept_axes
 
 # Lines exactly as veRL 0.9.1's FileLogger writes them (orjson, OPT_SERIALIZE_NUMPY), including a
 # step that logged only validation keys and one that re-logs a step (last write wins).
@@ -105,19 +105,18 @@ def test_recipe_is_the_axis_when_overrides_agree(tmp_path: Path) -> None:
 
 
 def test_diagnose_and_report_on_verl_format(verl_run: Path, tmp_path: Path) -> None:
-    from omegaconf import OmegaConf
 
     from analysis import diagnose, report
-    from analysis.cli import defaults_path
+    from core.cli import load
 
-    cfg = OmegaConf.load(defaults_path("diagnose"))
+    cfg = load("analysis", "diagnose")
     cfg.run, cfg.out = str(verl_run), str(tmp_path / "diag")
     doc, _ = diagnose.run(cfg)
     status = {s.title.split(".")[0]: s for s in doc.sections}
     assert "fail" not in {s.status for s in doc.sections}
     assert "1 groups" in status["2"].verdict  # Q1 has two samples; Q2's single sample is no group
     assert status["4"].status == "ok" and status["3"].status == "not_logged"
-    rcfg = OmegaConf.load(defaults_path("report"))
+    rcfg = load("analysis", "report")
     rcfg.runs, rcfg.out, rcfg.publish = [str(verl_run)], str(tmp_path / "rep"), "none"
     rdoc, files = report.run(rcfg)
     assert "1 runs in 1 arms" in rdoc.intro[0] and files["html"].exists()

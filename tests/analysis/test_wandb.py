@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
+import wandb_workspaces.reports.v2 as wr
 
-from analysis.runs import find_runs, group_runs
 from analysis.wandb_report import build_report, log_run, run_settings
-
-wr = pytest.importorskip("wandb_workspaces.reports.v2")
+from core.cli import call
+from core.runs import find_runs, group_runs
 
 
 def test_run_settings_group_and_tags(sweep_dir: Path) -> None:
@@ -53,7 +53,12 @@ def test_publish_without_key_fails_clearly(
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
     monkeypatch.setenv("PUBLISH", "wandb")
     with pytest.raises(RuntimeError, match="needs WANDB_API_KEY"):
-        report.main([f"runs=[{sweep_dir / '0'},{sweep_dir / '3'}]", f"out={tmp_path}"])
+        call(
+            report.command,
+            "analysis",
+            "report",
+            [f"runs=[{sweep_dir / '0'},{sweep_dir / '3'}]", f"out={tmp_path}"],
+        )
     assert (tmp_path / "report.md").exists()  # the local report was written first
 
 
@@ -73,7 +78,15 @@ def test_wandb_cli_groups_and_tags(sweep_dir: Path, tmp_path: Path, monkeypatch,
 
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
     monkeypatch.setenv("WANDB_SILENT", "true")
-    assert wandb_report.main([f"runs=[{sweep_dir / '0'},{sweep_dir / '3'}]", f"dir={tmp_path}"]) == 0
+    assert (
+        call(
+            wandb_report.command,
+            "analysis",
+            "wandb",
+            [f"runs=[{sweep_dir / '0'},{sweep_dir / '3'}]", f"dir={tmp_path}"],
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.strip().splitlines()
     assert "group=multirun tags=['grpo', 'scale=laptop', 'kl=none']" in lines[0]
     assert "kl=k3_0.01" in lines[1] and len(list((tmp_path / "wandb").glob("offline-run-*"))) == 2

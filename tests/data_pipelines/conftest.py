@@ -10,9 +10,10 @@ import pytest
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random-init ~0.1M-parameter Qwen2 + byte tokenizer, saved as an HF checkpoint dir."""
-    from data_pipelines.local_model import build_tiny_checkpoint
+    from core.model import ModelSpec, build_checkpoint
 
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "model", seed=0)
+    spec = ModelSpec(64, 2, 4, 2, 256, 2048)
+    return build_checkpoint(tmp_path_factory.mktemp("tiny") / "model", spec, tokenizer="byte", seed=0)
 
 
 @pytest.fixture(scope="session")

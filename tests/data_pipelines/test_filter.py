@@ -14,10 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 from omegaconf import OmegaConf
 
+from core.cli import call
 from data_pipelines.filter import check_band, run
 from data_pipelines.io import read_rows, write_rows
 from data_pipelines.rejection import check_loads_in_verl_sft
-from data_pipelines.rejection import main as rejection_main
+from data_pipelines.rejection import command as rejection_command
 from data_pipelines.tasks import TASKS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -117,7 +118,8 @@ def test_band_control_and_sft_with_known_pass_rates(dataset, tmp_path, tokenizer
     assert Path(summary["histogram_png"]).stat().st_size > 1000
     assert check_loads_in_verl_sft(tmp_path / "o/sft.parquet", tokenizer) == len(sft)  # veRL's SFT dataset
     # the rejection CLI rebuilds the same SFT set from the cache, without sampling
-    rejection_main([f"cache={summary['cache_dir']}", f"data={dataset}", f"out={tmp_path / 'sft2.parquet'}"])
+    rejection_args = [f"cache={summary['cache_dir']}", f"data={dataset}", f"out={tmp_path / 'sft2.parquet'}"]
+    assert call(rejection_command, "datagen", "rejection", rejection_args) == 0
     assert pq.read_table(tmp_path / "sft2.parquet").equals(pq.read_table(tmp_path / "o/sft.parquet"))
 
 
@@ -199,13 +201,14 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, tiny_model):
     assert all(x.equals(y) for x, y in zip(samples, reference, strict=True))  # no prompt lost or duplicated
 
 
-@pytest.mark.parametrize("engine_sampler", [True, False], ids=["engine-sampler", "hf-generate"])
-def test_hf_generator_shapes_and_seeding(tiny_model, engine_sampler):
-    from data_pipelines.generation import HFGenerator, SamplingParams
+@pytest.mark.parametrize("sampler", ["local", "hf"], ids=["engine-sampler", "hf-generate"])
+def test_hf_generator_shapes_and_seeding(tiny_model, sampler):
+    from data_pipelines.generation import SamplerGenerator, SamplingParams
 
-    gen = HFGenerator(tiny_model, SamplingParams(max_new_tokens=6))
-    if not engine_sampler:
-        gen._engine = None  # the fallback used on GPUs without vLLM
+    gen = SamplerGenerator(
+        tiny_model, SamplingParams(max_new_tokens=6), sampler
+    )  # hf: the fallback on GPUs without vLLM
+    assert gen.fingerprint()["sampler"] == {"local": "engine", "hf": "hf.generate"}[sampler]
     prompts = [[{"role": "user", "content": f"q{i}"}] for i in range(3)]
     a = gen.generate(prompts, 4, seed=5)
     assert [len(x) for x in a] == [4, 4, 4] and all(isinstance(t, str) for x in a for t in x)

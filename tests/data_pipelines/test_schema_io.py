@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -12,14 +9,6 @@ import pytest
 from data_pipelines.io import check_loads_in_verl, read_rows, rows_to_table, write_rows
 from data_pipelines.schema import RowError, validate_row
 from data_pipelines.tasks import TASKS
-
-MODULES = ["schema", "templates", "clean", "hub", "report", "tasks._common", "tasks.overtime_pay"]
-
-
-@pytest.mark.parametrize("mod", MODULES)
-def test_doctests(mod):
-    result = doctest.testmod(importlib.import_module(f"data_pipelines.{mod}"))
-    assert result.failed == 0
 
 
 def _row(**over):

@@ -63,7 +63,7 @@ def test_prompt_stream_is_resumable() -> None:
 
 
 def test_untagged_cold_start_targets_and_cache_key() -> None:
-    from recipes.local.sft import _meta, untag_answer
+    from recipes.local.coldstart import build_meta, untag_answer
 
     t = sft_response({"a": 874, "b": 404})
     assert untag_answer(t) == t.replace("<answer>", "").replace("</answer>", "")
@@ -78,7 +78,7 @@ def test_untagged_cold_start_targets_and_cache_key() -> None:
         }
     )
     # at its default the knob is left out of the cache key (older cold starts stay valid) ...
-    assert "untagged_answer_rate" not in _meta(base)["sft"]
+    assert "untagged_answer_rate" not in build_meta(base)["sft"]
     # ... and any other value is part of it, so a broken-format start never reuses a clean one
     base.local.sft.untagged_answer_rate = 0.5
-    assert _meta(base)["sft"]["untagged_answer_rate"] == 0.5
+    assert build_meta(base)["sft"]["untagged_answer_rate"] == 0.5

@@ -6,26 +6,27 @@ called directly, and the loss from ``recipes.local.algo.policy_loss`` equals veR
 actor loss ``verl.workers.utils.losses.ppo_loss`` (policy loss + KL loss + entropy, with veRL's
 global-batch normalisation) fed the same tensors in veRL's no-padding layout.
 For ``gae`` (orz_ppo) the values are a fixed random tensor and the estimator is veRL's GAE.
+The batch has empty responses (EOS sampled first: a row with no token), left padding and an
+all-equal group. DAPO's overlong penalty is compared with veRL's own ``DAPORewardManager`` on the
+same responses.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
 
-from recipes.local import algo, check_supported
+from core.compose import compose, options
+from core.sampler import Rollout
+from recipes.local import algo
+from recipes.validate import validate
 
-CONF = Path(__file__).resolve().parents[2] / "conf"
-RECIPES = sorted(p.stem for p in (CONF / "recipe").glob("*.yaml"))
+RECIPES = options("recipe")
 
 
 def compose_recipe(name: str, *extra: str):
-    with initialize_config_dir(config_dir=str(CONF), version_base=None):
-        return compose("config", overrides=[f"recipe={name}", "scale=laptop", *extra])
+    return compose([f"recipe={name}", "scale=laptop", *extra])
 
 
 def fixed_batch(n: int, groups: int = 3, P: int = 5, R: int = 7, seed: int = 0):
@@ -36,6 +37,7 @@ def fixed_batch(n: int, groups: int = 3, P: int = 5, R: int = 7, seed: int = 0):
     pmask[:n, :2] = 0  # left padding in the first group
     responses = torch.randint(10, 50, (B, R), generator=g)
     lens = torch.randint(1, R + 1, (B,), generator=g)
+    lens[1] = lens[n + 2] = 0  # empty responses (EOS first): rows with no token at all
     rmask = (torch.arange(R)[None] < lens[:, None]).long()
     log_prob = (torch.randn(B, R, generator=g) * 0.3 - 1.0) * rmask
     old = (log_prob + 0.2 * torch.randn(B, R, generator=g)) * rmask
@@ -43,7 +45,8 @@ def fixed_batch(n: int, groups: int = 3, P: int = 5, R: int = 7, seed: int = 0):
     acc = (torch.rand(B, generator=g) > 0.5).float()
     acc[-n:] = 1.0  # one all-equal group
     scores = torch.zeros(B, R)
-    scores[torch.arange(B), lens - 1] = acc
+    has = lens > 0
+    scores[torch.arange(B)[has], lens[has] - 1] = acc[has]
     ent = torch.rand(B, R, generator=g) * rmask
     return dict(
         prompts=prompts,
@@ -104,11 +107,9 @@ def test_engine_math_equals_verl(recipe: str, extra: tuple[str, ...]) -> None:
     from verl.trainer.ppo import core_algos
 
     cfg = compose_recipe(recipe, *extra)
-    check_supported(cfg)
+    validate(cfg, "local")
     n = int(cfg.actor_rollout_ref.rollout.n)
     b = fixed_batch(n)
-    from recipes.local.sampler import Rollout
-
     ro = Rollout(b["prompts"], b["pmask"], b["responses"], b["rmask"], b["old"])
     uids = [f"g{i // n}" for i in range(b["prompts"].shape[0])]
     values = torch.randn(b["rmask"].shape, generator=torch.Generator().manual_seed(1)) * b["rmask"]
@@ -151,11 +152,9 @@ def test_kl_in_reward_uses_verl_penalty() -> None:
     from verl.trainer.ppo.core_algos import get_kl_controller, kl_penalty
 
     cfg = compose_recipe("grpo", "kl=in_reward")
-    check_supported(cfg)
+    validate(cfg, "local")
     n = int(cfg.actor_rollout_ref.rollout.n)
     b = fixed_batch(n)
-    from recipes.local.sampler import Rollout
-
     ro = Rollout(b["prompts"], b["pmask"], b["responses"], b["rmask"], b["old"])
     batch = algo.make_batch(ro, b["scores"], [f"g{i // n}" for i in range(len(b["lens"]))], b["ref"])
     batch, m = algo.compute_advantages(cfg, batch, get_kl_controller(cfg.algorithm.kl_ctrl))
@@ -164,13 +163,65 @@ def test_kl_in_reward_uses_verl_penalty() -> None:
     assert "actor/reward_kl_penalty" in m
 
 
-def test_overlong_penalty_matches_verl_formula() -> None:
-    """The dapo manager's overlong penalty (reward.reward_kwargs) as veRL adds it to the score."""
-    from rewards.shaping import overlong_penalty
+def test_overlong_penalty_matches_verl_dapo_reward_manager() -> None:
+    """The engine's scores under length=dapo_overlong equal veRL's DAPORewardManager on the same rows.
 
-    cfg = compose_recipe("dapo")
-    mx = int(cfg.reward.reward_kwargs.max_resp_len)
-    buf = int(cfg.reward.reward_kwargs.overlong_buffer_cfg.len)
-    for L in (1, mx - buf, mx - buf + 4, mx):
-        expected = min(-(L - (mx - buf)) / buf * 1.0, 0)
-        assert overlong_penalty(L, mx, buf, 1.0) == pytest.approx(expected)
+    Lengths cover no penalty, the buffer's start, inside it, its end and an empty response; the
+    reward function scores by content, so both the score and the penalty have to line up.
+    """
+    from omegaconf import OmegaConf
+    from verl import DataProto
+    from verl.workers.reward_manager.dapo import DAPORewardManager
+
+    from core import model as models
+    from core.data import Prompt
+
+    cfg = compose_recipe("dapo", "reward.reward_kwargs.overlong_buffer_cfg.log=true")
+    kw = cfg.reward.reward_kwargs
+    mx, buf = int(kw.max_resp_len), int(kw.overlong_buffer_cfg.len)
+    tok = models.build_tokenizer("char")
+
+    def reward_fn(data_source, solution_str, ground_truth, extra_info=None, **_):
+        return {"score": float(solution_str.count("7")), "acc": "7" in solution_str}
+
+    lengths = [0, 3, mx - buf, mx - buf + 1, mx - buf + buf // 2, mx]
+    B = len(lengths)
+    responses = torch.full((B, mx), tok.pad_token_id)
+    for i, L in enumerate(lengths):
+        responses[i, :L] = torch.tensor(tok.encode(("17" * mx)[:L], add_special_tokens=False))
+    rmask = (torch.arange(mx)[None] < torch.tensor(lengths)[:, None]).long()
+    prompts = torch.full((B, 4), 20)
+    ro = Rollout(prompts, torch.ones_like(prompts), responses, rmask, torch.zeros(B, mx))
+    prompt = Prompt([20] * 4, "q", "arithmetic", "1", {})
+    mine, extra, _ = algo.score_rollout(cfg, reward_fn, tok, [prompt] * B, ro, 1)
+    data = DataProto.from_dict(
+        tensors={
+            "prompts": prompts,
+            "responses": responses,
+            "attention_mask": torch.cat([ro.prompt_mask, rmask], 1),
+        },
+        non_tensors={
+            "data_source": np.array(["arithmetic"] * B, dtype=object),
+            "reward_model": np.array([{"ground_truth": "1"}] * B, dtype=object),
+            "extra_info": np.array([{} for _ in range(B)], dtype=object),
+        },
+    )
+    manager = DAPORewardManager(
+        tok,
+        0,
+        compute_score=reward_fn,
+        max_resp_len=mx,
+        overlong_buffer_cfg=OmegaConf.create(dict(kw.overlong_buffer_cfg)),
+    )
+    theirs = manager(data, return_dict=True)
+    full = [i for i, L in enumerate(lengths) if L > 0]  # veRL writes an empty row's score at index -1
+    torch.testing.assert_close(mine[full], theirs["reward_tensor"][full], rtol=0, atol=1e-6)
+    assert mine[0].abs().sum() == 0 and theirs["reward_tensor"][0].sum() == 0  # empty: nothing to reward
+    assert extra["overlong_reward"] == pytest.approx(
+        [float(x) for x in theirs["reward_extra_info"]["overlong_reward"]]
+    )
+    assert extra["overlong_reward"][-1] == -1.0 and extra["overlong_reward"][:3] == [
+        0,
+        0,
+        0,
+    ]  # the penalty bit

@@ -6,17 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from recipes.local import check_supported, run_local
+from core.compose import compose
+from recipes.local import run_local
+from recipes.validate import validate
 
-CONF = Path(__file__).resolve().parents[2] / "conf"
 COIN = f"file://{Path(__file__).with_name('coin_reward.py')}"
 
 
 def cfg_for(*overrides: str):
-    with initialize_config_dir(config_dir=str(CONF), version_base=None):
-        return compose("config", overrides=list(overrides))
+    return compose(list(overrides))
 
 
 def read_jsonl(p: Path) -> list[dict]:
@@ -173,7 +172,7 @@ def test_dynamic_sampling_fails_clearly_after_max_batches(cache_dir, fast, tmp_p
 )
 def test_unsupported_keys_are_refused_by_name(override: str, key: str) -> None:
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):
-        check_supported(cfg_for("recipe=grpo", "scale=laptop", override))
+        validate(cfg_for("recipe=grpo", "scale=laptop", override), "local")
 
 
 def test_orz_ppo_trains_a_critic(cache_dir, fast, tmp_path) -> None:

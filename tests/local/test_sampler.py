@@ -5,17 +5,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from recipes.local import model as tiny
-from recipes.local.sampler import _filter_logits, generate, left_pad, position_mask, response_logprobs
+from core import model as tiny
+from core.sampler import _filter_logits, generate, left_pad, position_mask, response_logprobs
 
 
 @pytest.fixture(scope="module")
 def mt():
     torch.manual_seed(0)
     tok = tiny.build_tokenizer()
-    return tiny.build_model(
-        tiny.TinySpec(hidden_size=32, num_hidden_layers=2, intermediate_size=64), tok, 0
-    ).eval(), tok
+    return tiny.build_model(tiny.ModelSpec(32, 2, 4, 2, 64, 256), tok, 0).eval(), tok
 
 
 def prompt_ids(tok, q: str) -> list[int]:
@@ -104,7 +102,7 @@ def test_top_p_and_top_k_filter() -> None:
 def test_tokenizer_roundtrip_through_verl(tmp_path) -> None:
     """The saved directory loads through veRL's hf_tokenizer and tokenizes identically."""
     tok = tiny.build_tokenizer()
-    m = tiny.build_model(tiny.TinySpec(hidden_size=32, num_hidden_layers=1, intermediate_size=64), tok, 0)
+    m = tiny.build_model(tiny.ModelSpec(32, 1, 4, 2, 64, 256), tok, 0)
     tiny.save(m, tok, tmp_path / "m")
     _, tok2 = tiny.load(tmp_path / "m")
     s = "<think>4+4+0=08,7+0+0=07</think><answer>1278</answer>"

@@ -11,18 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
+from core.compose import compose
 from recipes.local import run_local
-
-CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 def _run(tmp_path: Path, *overrides: str) -> dict:
-    with initialize_config_dir(config_dir=str(CONF), version_base=None):
-        cfg = compose(
-            "config", overrides=["scale=laptop", "local.progress=false", "trainer.logger=[file]", *overrides]
-        )
+    cfg = compose(["scale=laptop", "local.progress=false", "trainer.logger=[file]", *overrides])
     return run_local(cfg, tmp_path / "run")
 
 

@@ -13,9 +13,15 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from recipes.pipeline.__main__ import main
+from core.cli import call
+from recipes.pipeline.__main__ import command
 from recipes.pipeline.stage_train import compose_verl_sft, validate_verl_sft
 from recipes.validate import validate
+
+
+def main(argv: list[str]) -> int:
+    """``python -m recipes.pipeline <argv>``, in-process."""
+    return call(command, "command", "pipeline", argv, route=True)
 
 
 @pytest.mark.parametrize("name,args", [("r1", []), ("distill", ["vars.seeds=[0]"])])

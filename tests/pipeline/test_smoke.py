@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from recipes.pipeline.__main__ import main
+from core.cli import call
+from recipes.pipeline.__main__ import command
+
+
+def main(argv: list[str]) -> int:
+    """``python -m recipes.pipeline <argv>``, in-process."""
+    return call(command, "command", "pipeline", argv, route=True)
+
 
 MINI = str(Path(__file__).with_name("mini.yaml"))
 

@@ -80,5 +80,5 @@ def test_verl_engine_without_gpu_stops_at_once(tmp_path):
 
 def test_readme_table_matches_configs():
     assert readme_table(README.read_text()) == table(), (
-        "README recipe table is stale: python -m recipes.table --write"
+        "README recipe table is stale: python -m recipes.table write=true"
     )

@@ -8,6 +8,7 @@ that one key by construction, so seeds need no compose of their own), and the CL
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -15,8 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from core.cli import call
+from core.sweeps import SweepSpec
 from recipes.compose import CONF_DIR, compose, diff, flatten, options
-from recipes.sweep import main
+from recipes.sweep import command
+
+
+def main(argv: list[str]) -> int:
+    """``python -m recipes.sweep <argv>``, in-process."""
+    return call(command, "command", "sweep", argv, route=True)
+
 
 SWEEPS = [
     "dynamic_sampling",
@@ -27,7 +36,7 @@ SWEEPS = [
     "loss_variants",
 ]
 AXIS_GROUPS = ["adv", "loss", "agg", "clip", "kl", "filter", "verifier", "length", "model", "dataset"]
-SWEEP_META = {"name", "axis", "metric", "claim", "cold_start"}
+SWEEP_META = {f.name for f in dataclasses.fields(SweepSpec)}
 
 
 def keys_of(group: str) -> set[str]:

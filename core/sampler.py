@@ -1,4 +1,5 @@
-"""KV-cache sampling and response log-probabilities for the local engine.
+"""KV-cache sampling and response log-probabilities: the kernel of the local engine and of the
+``local`` sampler of :mod:`core.sampling` (so evaluation, filtering and training sample alike).
 
 :func:`generate` left-pads a batch of prompts, runs the prompt prefill **once per prompt** and
 repeats the KV cache for the ``n`` samples of a group (prefill sharing), then decodes token by

@@ -1,4 +1,4 @@
-"""Readers for run directories written by either engine (local or veRL).
+"""Readers for run directories written by either engine (local or veRL), and run grouping.
 
 A run directory holds ``run.json`` (manifest), ``config.yaml`` (resolved config),
 ``metrics.jsonl`` (veRL ``FileLogger`` lines ``{"step": N, "data": {...}}``) and sample dumps
@@ -6,8 +6,10 @@ A run directory holds ``run.json`` (manifest), ``config.yaml`` (resolved config)
 Everything is optional: a missing file or key yields empty data, never an exception, so a
 check can say "not logged". Malformed JSON lines are skipped and counted.
 
-Also: finding the runs of a Hydra multirun directory and the swept axes that tell arms apart
-(from each run's overrides: ``run.json["overrides"]`` or ``.hydra/overrides.yaml``).
+Also: finding the runs of a Hydra multirun directory, and :func:`group_runs`, the one function
+that groups runs into arms -- by given axes or by the override keys whose values differ between
+runs (from each run's overrides: ``run.json["overrides"]`` or ``.hydra/overrides.yaml``); the
+comparison report, the ablation report and results files all group with it.
 It does not read W&B or TensorBoard logs.
 """
 
@@ -255,9 +257,12 @@ def arm_of(run: Run, axes: list[str]) -> str:
     return ",".join(parts)
 
 
-def group_runs(runs: list[Run]) -> tuple[list[str], dict[str, list[Run]]]:
-    """(axes, {arm: runs}) with arms in first-seen order."""
-    axes = swept_axes(runs)
+def group_runs(runs: list[Run], axes: list[str] | None = None) -> tuple[list[str], dict[str, list[Run]]]:
+    """(axes, {arm: runs}) with arms labelled ``axis=value,...`` in first-seen order.
+
+    ``axes`` default to :func:`swept_axes` (the override keys that differ between the runs).
+    """
+    axes = swept_axes(runs) if axes is None else list(axes)
     arms: dict[str, list[Run]] = {}
     for r in runs:
         arms.setdefault(arm_of(r, axes), []).append(r)

@@ -1,9 +1,9 @@
-"""A small name -> object registry shared by the project's extension points.
+"""A small name -> object registry shared by every package's extension points.
 
-Verifiers, tasks, templates, filters and metrics register themselves here
-(the lm-evaluation-harness pattern): registering a name twice raises, and a
-failed lookup lists what exists. It does not cover veRL's own registries
-(policy losses, advantage estimators): those stay veRL's.
+Verifiers, tasks, templates, samplers, config rules, pipeline stages and metrics register
+themselves here (the lm-evaluation-harness pattern): registering a name twice raises, and a
+failed lookup lists what exists. It does not cover veRL's own registries (policy losses,
+advantage estimators, reward managers): those stay veRL's and are read where they are needed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``benchmarks.ablations``: verdicts, the control comparison and strict re-scoring, on synthetic sweeps."""
+"""``analysis.ablations``: verdicts, the control comparison and strict re-scoring, on synthetic sweeps."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 from pathlib import Path
 from types import SimpleNamespace
 
+from analysis.ablations import render, strict_accuracy
 from analysis.synthetic import write_sweep
-from benchmarks.ablations import render, strict_accuracy
 
 
 def _finish(root: Path) -> Path:

@@ -1,0 +1,13 @@
+"""What every package shares, and nothing else: the ``Registry``, the model builder
+(``core.model``), the KV-cache sampler (``core.sampler``), the sampling-and-scoring layer
+(``core.sampling``), prompt rows (``core.data``), run-directory readers and the one run-grouping
+function (``core.runs``), Hydra composition of ``conf/`` (``core.compose``), the command-line
+helpers (``core.cli``) and :func:`versions`.
+
+Arrows point down: ``analysis -> data_pipelines -> rewards -> core`` (``recipes`` may use all);
+``core`` imports none of the project's other packages (``tests/test_architecture.py`` checks it).
+"""
+
+from core.versions import versions
+
+__all__ = ["versions"]

@@ -1,0 +1,39 @@
+"""``versions()``: the installed versions of the packages that decide a result's numbers.
+
+One list for run manifests (``run.json``), evaluation results, data manifests and results files,
+so they all record the same provenance. Packages that are not installed are left out.
+"""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+
+PACKAGES = (
+    "rlvr-recipes",
+    "verl",
+    "torch",
+    "transformers",
+    "vllm",
+    "math-verify",
+    "hydra-core",
+    "reasoning-gym",
+    "datasets",
+    "pyarrow",
+)
+
+
+def versions() -> dict[str, str]:
+    """``{"python": ..., package: version}`` for every installed package of :data:`PACKAGES`.
+
+    >>> v = versions()
+    >>> "python" in v and "verl" in v
+    True
+    """
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out

@@ -1,0 +1,218 @@
+"""Typed schemas of the composed config: the project's ``rlvr.*`` and ``local.*``, and veRL's own.
+
+- :class:`RlvrConfig` and :class:`LocalConfig` (with :class:`core.model.ModelSpec`,
+  :class:`SftConfig`, :class:`TaskConfig` and :class:`core.sweeps.SweepSpec`) are the contract of
+  the project's sections. Their values live in the YAML (``conf/config.yaml`` holds every
+  default, documented above each field); the dataclasses hold types and meaning only.
+  :func:`schema_errors` rejects an unknown key by its full name (listing the known ones), a
+  missing key and a value of the wrong type; :func:`local_config` returns the typed ``local``
+  section the engine reads.
+- :func:`type_errors` checks every node that carries a veRL ``_target_`` dataclass against that
+  dataclass's field annotations: veRL instantiates its config dataclasses without checking types
+  (``clip_ratio_high=abc`` or ``use_kl_loss=maybe`` are accepted and fail, or silently
+  misbehave, much later). Unknown keys there are veRL's to reject (its dataclass conversion).
+``None`` is accepted for any veRL field (many are typed ``int`` with a ``None`` default);
+annotations that cannot be parsed are skipped, not guessed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Union
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from core.model import ModelSpec
+from core.sweeps import SweepSpec
+
+
+@dataclass
+class SftConfig:
+    """``local.sft``: the cold-start SFT of the local engine (see ``recipes.local.coldstart``)."""
+
+    seed: int
+    lr: float
+    betas: list[float]
+    warmup_steps: int
+    batch_size: int
+    eval_every: int
+    eval_n: int
+    min_pass: float
+    max_steps: int
+    untagged_answer_rate: float
+
+
+@dataclass
+class TaskConfig:
+    """``local.task``: the registered generator that writes missing data files."""
+
+    name: str
+    train_n: int
+    val_n: int
+    seed: int
+    params: dict[str, Any]
+
+
+@dataclass
+class LocalConfig:
+    """``local``: knobs of the local CPU engine only (veRL never sees them)."""
+
+    threads: int
+    eval_samples: int
+    shuffle_rewards: bool
+    progress: bool
+    model: ModelSpec
+    sft: SftConfig
+    task: TaskConfig | None
+
+
+@dataclass
+class RlvrConfig:
+    """``rlvr``: the project's own keys of a recipe."""
+
+    recipe: str
+    scale: str | None
+    seed: int
+    ref_reset_steps: int | None
+    overlong_buffer_len: int
+    sources: dict[str, str]
+    sweep: SweepSpec | None
+
+
+SCHEMAS: dict[str, type] = {"rlvr": RlvrConfig, "local": LocalConfig}
+
+
+def _ok(value: Any, tp: Any) -> bool:
+    """Whether ``value`` (a plain Python value) fits annotation ``tp``; unknown -> True."""
+    if tp is Any:
+        return True
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return any(_ok(value, a) for a in typing.get_args(tp))
+    if value is None:
+        return tp is type(None)
+    if origin is typing.Literal:
+        return value in typing.get_args(tp)
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tp is str:
+        return isinstance(value, str)
+    if origin in (list, tuple, typing.Sequence) or tp in (list, tuple):
+        return isinstance(value, (list, tuple, ListConfig))
+    if origin is dict or tp is dict:
+        return isinstance(value, (dict, DictConfig))
+    return True
+
+
+def _name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _dataclass_of(tp: Any) -> type | None:
+    """The dataclass inside ``tp`` (``X`` or ``Optional[X]``), else None."""
+    for t in (tp, *typing.get_args(tp)):
+        if dataclasses.is_dataclass(t):
+            return t  # type: ignore[return-value]
+    return None
+
+
+def _value(node: DictConfig, key: Any) -> tuple[bool, Any]:
+    """(resolvable, value) of ``node[key]``; missing (``???``) or broken interpolations are skipped."""
+    child = node._get_node(key)
+    if child is None or child._is_missing():
+        return False, None
+    try:
+        return True, node[key]
+    except Exception:  # noqa: BLE001 - an interpolation that does not resolve: not ours to judge here
+        return False, None
+
+
+def schema_errors(node: Any, cls: type, prefix: str) -> list[str]:
+    """Every unknown key, missing key and mistyped value of ``node`` against dataclass ``cls``.
+
+    >>> schema_errors(OmegaConf.create({"lr": "x"}), SftConfig, "local.sft")[:2]
+    ['[local.sft.seed] missing; fix: set it (local.sft is typed by SftConfig)', "[local.sft.lr] expected float, got 'x' (str)"]
+    """
+    if not isinstance(node, DictConfig):
+        return [f"[{prefix}] expected a mapping ({cls.__name__}), got {node!r}"]
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    errs = [
+        f"[{prefix}.{k}] unknown key; known: {', '.join(sorted(fields))}" for k in node if k not in fields
+    ]
+    for name, f in fields.items():
+        full = f"{prefix}.{name}"
+        if name not in node:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                errs.append(f"[{full}] missing; fix: set it ({prefix} is typed by {cls.__name__})")
+            continue
+        ok, value = _value(node, name)
+        if not ok:
+            continue
+        sub = _dataclass_of(hints[name])
+        if sub is not None and isinstance(value, DictConfig):
+            errs += schema_errors(value, sub, full)
+        elif sub is not None and value is not None:
+            errs.append(f"[{full}] expected a mapping ({sub.__name__}), got {value!r}")
+        elif not _ok(value, hints[name]):
+            errs.append(f"[{full}] expected {_name(hints[name])}, got {value!r} ({type(value).__name__})")
+    return errs
+
+
+def _load(target: str) -> type | None:
+    module, _, name = target.rpartition(".")
+    try:
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+    return obj if dataclasses.is_dataclass(obj) else None
+
+
+def type_errors(cfg: DictConfig, prefix: str = "") -> list[str]:
+    """Every ``[full.key] expected T, got V`` mismatch below ``cfg`` against veRL's dataclasses."""
+    errors: list[str] = []
+    cls = _load(str(cfg.get("_target_"))) if "_target_" in cfg else None
+    hints: dict[str, Any] = {}
+    if cls is not None:
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # noqa: BLE001 - forward refs we cannot resolve: skip, don't guess
+            hints = {}
+    for key in cfg.keys():
+        full = f"{prefix}.{key}" if prefix else str(key)
+        ok, value = _value(cfg, key)
+        if not ok or full in SCHEMAS:
+            continue
+        if isinstance(value, DictConfig):
+            errors.extend(type_errors(value, full))
+        elif key in hints and value is not None and not _ok(value, hints[key]):
+            errors.append(f"[{full}] expected {_name(hints[key])}, got {value!r} ({type(value).__name__})")
+    return errors
+
+
+def project_errors(cfg: DictConfig) -> list[str]:
+    """:func:`schema_errors` of every project section present in ``cfg`` (``rlvr``, ``local``)."""
+    return [e for key, cls in SCHEMAS.items() if key in cfg for e in schema_errors(cfg[key], cls, key)]
+
+
+def local_config(cfg: DictConfig) -> LocalConfig:
+    """The typed ``local`` section (resolved); raises ``ValueError`` listing every schema error."""
+    errs = schema_errors(cfg.local, LocalConfig, "local")
+    if errs:
+        raise ValueError("invalid local section:\n  " + "\n  ".join(errs))
+    d = OmegaConf.to_container(cfg.local, resolve=True)
+    task = d.pop("task")
+    return LocalConfig(
+        **{k: v for k, v in d.items() if k not in ("model", "sft")},
+        model=ModelSpec(**d["model"]),
+        sft=SftConfig(**d["sft"]),
+        task=None if task is None else TaskConfig(**task),
+    )

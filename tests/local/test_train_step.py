@@ -1,0 +1,130 @@
+"""``Engine.train_step`` itself on a fixed batch: group ids, score placement, mini-batch slicing.
+
+The sampler is replaced by a fixed rollout (two prompts' worth of groups per generation call, an
+empty response among them), the reward function scores by content, and veRL's functions are
+wrapped to record what the step hands them. Checked against the rollout, not against the
+engine's own helpers: each sample's group id, where its score sits, which rows each optimizer
+update sees (whole groups, in order, once per epoch), and that the advantages are veRL's GRPO
+advantages of those scores and groups.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from core import model as models
+from core.compose import compose
+from core.data import Prompt
+from core.sampler import Rollout
+from recipes.local import algo, trainer
+
+N, BS, MB, R = 4, 4, 2, 6  # group size, prompts per step, prompts per mini-batch, response width
+
+
+def reward_fn(data_source, solution_str, ground_truth, extra_info=None, **_):
+    return {"score": float(solution_str.count("7")), "acc": "7" in solution_str}
+
+
+def _rollout(tok, n_prompts: int, step_rows: int) -> Rollout:
+    """Row r: a response of length (r % R) made of 7s and 1s; row 1 is empty (EOS first)."""
+    B = n_prompts * N
+    lengths = [(r % R) + 1 for r in range(B)]
+    lengths[1] = 0
+    responses = torch.full((B, R), tok.pad_token_id)
+    for r, L in enumerate(lengths):
+        text = ("71" if (r + step_rows) % 3 else "11") * R
+        responses[r, :L] = torch.tensor(tok.encode(text[:L], add_special_tokens=False))
+    mask = (torch.arange(R)[None] < torch.tensor(lengths)[:, None]).long()
+    prompts = torch.full((B, 5), 30)
+    old = -0.5 * mask.float()
+    return Rollout(prompts, torch.ones_like(prompts), responses, mask, old)
+
+
+@pytest.fixture
+def engine(monkeypatch):
+    cfg = compose(
+        [
+            "recipe=grpo",
+            "scale=laptop",
+            "kl=none",
+            f"data.train_batch_size={BS}",
+            f"actor_rollout_ref.rollout.n={N}",
+            f"actor_rollout_ref.actor.ppo_mini_batch_size={MB}",
+            "actor_rollout_ref.actor.ppo_epochs=2",
+            f"data.max_response_length={R}",
+            "actor_rollout_ref.actor.optim.lr_warmup_steps=0",  # the first step updates (no warmup at lr 0)
+        ]
+    )
+    tok = models.build_tokenizer("char")
+    model = models.build_model(models.ModelSpec(32, 1, 2, 1, 64, 64), tok, seed=0)
+    prompts = [Prompt([30] * 5, f"q{i}", "arithmetic", str(i), {}) for i in range(16)]
+    eng = trainer.Engine(cfg, model, tok, reward_fn, prompts, prompts[:2])
+    calls = {"n": 0}
+
+    def fixed_generate(model, ids, n, *a, **kw):
+        calls["n"] += 1
+        return _rollout(tok, len(ids), calls["n"])
+
+    monkeypatch.setattr(trainer, "generate", fixed_generate)
+    return eng, tok
+
+
+def test_train_step_groups_scores_and_minibatches(engine, monkeypatch) -> None:
+    eng, tok = engine
+    seen: dict[str, object] = {"loss": []}
+    real_batch, real_adv, real_loss = algo.make_batch, algo.compute_advantages, algo.policy_loss
+
+    def spy_batch(ro, scores, uids, *a, **kw):
+        seen["ro"], seen["scores"], seen["uids"] = ro, scores.clone(), list(uids)
+        return real_batch(ro, scores, uids, *a, **kw)
+
+    def spy_adv(cfg, batch, kl_ctrl=None):
+        out = real_adv(cfg, batch, kl_ctrl)
+        seen["adv"] = out[0].batch["advantages"].clone()
+        return out
+
+    def spy_loss(actor_cfg, log_prob, old_log_prob, advantages, response_mask, **kw):
+        seen["loss"].append((old_log_prob.clone(), advantages.clone(), response_mask.clone()))
+        return real_loss(actor_cfg, log_prob, old_log_prob, advantages, response_mask, **kw)
+
+    monkeypatch.setattr(algo, "make_batch", spy_batch)
+    monkeypatch.setattr(algo, "compute_advantages", spy_adv)
+    monkeypatch.setattr(algo, "policy_loss", spy_loss)
+    before = [p.detach().clone() for p in eng.model.parameters()]
+    metrics, dump = eng.train_step()
+
+    ro, scores = seen["ro"], seen["scores"]
+    B = BS * N
+    # group ids: N consecutive rows per prompt, named by step and group
+    assert seen["uids"] == [f"1-{i // N}" for i in range(B)] == dump["extra"]["uid"]
+    # score placement: the reward on the last response token, nothing anywhere else; none for empty rows
+    lengths = ro.response_mask.sum(-1)
+    texts = [tok.decode(ro.responses[r, : lengths[r]].tolist(), skip_special_tokens=True) for r in range(B)]
+    for r in range(B):
+        want = torch.zeros(ro.responses.shape[1])
+        if lengths[r] > 0:
+            want[lengths[r] - 1] = texts[r].count("7")
+        torch.testing.assert_close(scores[r], want)
+    assert lengths[1] == 0 and scores[1].abs().sum() == 0
+    # the advantages are veRL's GRPO advantages of those scores and groups
+    from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
+
+    want_adv, _ = compute_grpo_outcome_advantage(
+        scores, ro.response_mask.float(), np.asarray(seen["uids"], dtype=object), norm_adv_by_std_in_grpo=True
+    )
+    torch.testing.assert_close(seen["adv"], want_adv)
+    # mini-batches: 2 epochs x (BS / MB) updates, each MB whole groups in order, trimmed to their longest row
+    rows = MB * N
+    assert len(seen["loss"]) == 2 * (BS // MB)
+    for k, (old, adv, mask) in enumerate(seen["loss"]):
+        sl = slice((k % (BS // MB)) * rows, (k % (BS // MB) + 1) * rows)
+        width = int(ro.response_mask[sl].sum(-1).max())
+        torch.testing.assert_close(old, ro.old_log_probs[sl, :width])
+        torch.testing.assert_close(adv, want_adv[sl, :width])
+        torch.testing.assert_close(mask, ro.response_mask[sl, :width])
+    # veRL's data metrics leave empty (aborted) responses out of the score mean
+    assert metrics["critic/score/mean"] == pytest.approx(float(scores.sum(-1)[lengths > 0].mean()))
+    assert metrics["response/aborted_ratio"] == pytest.approx(1 / B)
+    assert any(not torch.equal(a, b) for a, b in zip(before, eng.model.parameters(), strict=True))
