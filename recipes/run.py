@@ -63,8 +63,10 @@ def _multirun_dir() -> Path | None:
 
 def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], list[str]]:
     """Compose + pick the engine + apply the scale profile; returns (cfg, engine, scale_changes, overrides)."""
-    # `local.*` knobs may name sections a scale profile fills (local.task with scale=laptop): leave them
-    # out of the first composition, which only decides the engine.
+    # `local.*` knobs may name sections only a scale profile fills (local.task with scale=laptop): they are
+    # force-added (``++``) and left out of the first composition, which only decides the engine. A typo
+    # cannot slip through: validate() checks `local` against its schema and names unknown keys.
+    overrides = [f"++{o}" if o.startswith("local.") else o for o in overrides]
     cfg = compose([o for o in overrides if not _key(o).startswith("local.")])
     engine = resolve_engine(cfg.engine.name)
     if engine == "local" and not any(_key(o) == "scale" for o in overrides):
@@ -106,9 +108,6 @@ def run(overrides: list[str]) -> int:
         validate(cfg, engine)
     except (ConfigError, ValueError) as e:
         log(f"error: {e}\nnothing was launched.")
-        return 2
-    except EngineUnavailable as e:
-        log(f"error: {e}")
         return 2
     run_dir.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
@@ -179,4 +178,7 @@ if __name__ == "__main__":
     except ValueError as err:
         log(f"error: {err}")
         sys.exit(2)
+    # `local.task.*` exists only once the laptop profile is chosen, which happens after Hydra composes:
+    # force-add local.* knobs (validate() rejects unknown ones by name) so `local.task.train_n=64` works.
+    sys.argv = [f"++{a}" if a.startswith("local.") else a for a in sys.argv]
     main()

@@ -12,15 +12,27 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from analysis.render import Table
 from core.cli import hydra_main
 from recipes.compose import compose, options
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 START, END = "<!-- recipes-table:start -->", "<!-- recipes-table:end -->"
-HEADER = (
-    "| recipe | advantage | policy loss | aggregation | clip (low/high) | KL | dynamic sampling "
-    "| overlong | G | prompts/step | max resp. | lr | model |"
-)
+HEADER = [
+    "recipe",
+    "advantage",
+    "policy loss",
+    "aggregation",
+    "clip (low/high)",
+    "KL",
+    "dynamic sampling",
+    "overlong",
+    "G",
+    "prompts/step",
+    "max resp.",
+    "lr",
+    "model",
+]
 
 
 def _kl(cfg: DictConfig) -> str:
@@ -36,7 +48,7 @@ def _kl(cfg: DictConfig) -> str:
     return text
 
 
-def row(recipe: str) -> str:
+def row(recipe: str) -> list[str]:
     cfg = compose([f"recipe={recipe}"])
     a, alg = cfg.actor_rollout_ref.actor, cfg.algorithm
     adv = alg.adv_estimator + (
@@ -59,12 +71,12 @@ def row(recipe: str) -> str:
         f"{a.optim.lr:g}",
         str(cfg.actor_rollout_ref.model.path),
     ]
-    return "| " + " | ".join(cells) + " |"
+    return cells
 
 
 def table() -> str:
-    sep = "|" + "|".join("---" for _ in HEADER.split("|")[1:-1]) + "|"
-    return "\n".join([HEADER, sep, *(row(r) for r in options("recipe"))])
+    """The Markdown table (the project's renderer, ``analysis.render``), one row per recipe."""
+    return Table(HEADER, [row(r) for r in options("recipe")]).markdown()
 
 
 def readme_table(text: str) -> str:

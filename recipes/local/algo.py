@@ -73,7 +73,7 @@ def score_rollout(
     manager = str(OmegaConf.select(cfg, "reward.reward_manager.name"))
     kw = OmegaConf.select(cfg, "reward.reward_kwargs", default=None) or {}
     over = kw.get("overlong_buffer_cfg") if manager == "dapo" else None
-    use_over = bool(over is not None and over.get("enable", False))
+    use_over = bool(over is not None and over.enable)
     scores = torch.zeros((B, R), dtype=torch.float32)
     extra: dict[str, list[Any]] = defaultdict(list)
     texts = tokenizer.batch_decode(
@@ -97,7 +97,7 @@ def score_rollout(
                 lengths[i], int(kw["max_resp_len"]), int(over["len"]), float(over["penalty_factor"])
             )
             score += pen
-            if over.get("log", False):
+            if over.log:
                 extra["overlong_reward"].append(pen)
                 extra["overlong"].append(pen < 0)
         if lengths[i] > 0:
@@ -184,7 +184,7 @@ def compute_advantages(
         gamma=algo.gamma,
         lam=algo.lam,
         num_repeat=int(cfg.actor_rollout_ref.rollout.n),
-        norm_adv_by_std_in_grpo=bool(algo.get("norm_adv_by_std_in_grpo", True)),
+        norm_adv_by_std_in_grpo=bool(algo.norm_adv_by_std_in_grpo),
         config=algo,
     )
     return batch, metrics
@@ -212,7 +212,7 @@ def policy_loss(
         loss_scale_factor=actor_cfg.loss_scale_factor,
     )
     mode = actor_cfg.loss_agg_mode
-    fn = get_policy_loss_fn(actor_cfg.policy_loss.get("loss_mode", "vanilla"))
+    fn = get_policy_loss_fn(actor_cfg.policy_loss.loss_mode)
     pg_loss, pg_metrics = fn(
         old_log_prob=old_log_prob,
         log_prob=log_prob,

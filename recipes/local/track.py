@@ -41,7 +41,7 @@ def _old_lines(path: Path, upto_step: int) -> list[bytes]:
 
 def make_tracker(cfg: DictConfig, run_dir: Path, resume_step: int) -> Any:
     """veRL ``Tracking`` for ``trainer.logger``; keeps metrics.jsonl lines up to ``resume_step``."""
-    backends = [str(b) for b in (OmegaConf.select(cfg, "trainer.logger") or ["console"])]
+    backends = [str(b) for b in cfg.trainer.logger]
     path = run_dir / "metrics.jsonl"
     keep = _old_lines(path, resume_step)
     os.environ["VERL_FILE_LOGGER_PATH"] = str(path)
@@ -51,7 +51,7 @@ def make_tracker(cfg: DictConfig, run_dir: Path, resume_step: int) -> Any:
             os.environ["WANDB_MODE"] = "offline"
     with contextlib.redirect_stdout(io.StringIO()):
         tracker = Tracking(
-            project_name=str(OmegaConf.select(cfg, "trainer.project_name", default="rlvr")),
+            project_name=str(cfg.trainer.project_name),
             experiment_name=f"{OmegaConf.select(cfg, 'rlvr.recipe')}-{run_dir.name}",
             default_backend=backends,
             config=OmegaConf.to_container(cfg, resolve=True) if "wandb" in backends else None,
