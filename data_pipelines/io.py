@@ -1,4 +1,5 @@
-"""Parquet in veRL's schema: atomic writing, reading, file hashes, manifests, and a load check.
+"""Parquet in veRL's schema: atomic writing, manifests and a load check (reading and file hashes
+are :mod:`core.data`'s, re-exported here for the data commands).
 
 ``write_rows`` validates every row (:func:`data_pipelines.schema.validate_row`), writes with an
 explicit pyarrow type for the fixed columns and an inferred struct for ``extra_info``, and
