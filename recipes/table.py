@@ -3,11 +3,14 @@
 The README embeds this table between ``<!-- recipes-table:start -->`` and
 ``<!-- recipes-table:end -->``; a test regenerates it and fails if the two disagree, so the
 documentation cannot drift from the configs. ``--write`` updates README.md in place.
+A cell marked † holds a value the recipe deliberately takes from elsewhere than its method's
+official setting (``rlvr.deviations``); the last column names every deviated key.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -18,8 +21,9 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 START, END = "<!-- recipes-table:start -->", "<!-- recipes-table:end -->"
 HEADER = (
     "| recipe | advantage | policy loss | aggregation | clip (low/high) | KL | dynamic sampling "
-    "| overlong | G | prompts/step | max resp. | lr | model |"
+    "| overlong | reward | G | prompts/rollout | updates/rollout | max resp. | lr | model | deviations |"
 )
+A, R = "actor_rollout_ref.actor.", "reward.custom_reward_function.reward_kwargs."
 
 
 def _kl(cfg: DictConfig) -> str:
@@ -35,9 +39,33 @@ def _kl(cfg: DictConfig) -> str:
     return text
 
 
+def _reward(cfg: DictConfig) -> str:
+    kw = cfg.reward.custom_reward_function.get("reward_kwargs") or {}
+    text = "acc ±1" if kw.get("incorrect_score", 0.0) == -1.0 else "acc 0/1"
+    if kw.get("format_weight"):
+        text += f" + {kw['format_weight']:g}·format"
+    if kw.get("lang_weight"):
+        text += f" + {kw['lang_weight']:g}·lang"
+    return text
+
+
+def _updates(cfg: DictConfig) -> str:
+    a = cfg.actor_rollout_ref.actor
+    text = str(cfg.data.train_batch_size // a.ppo_mini_batch_size * a.ppo_epochs)
+    if cfg.algorithm.adv_estimator == "gae":
+        c = cfg.critic
+        text += f" (critic {cfg.data.train_batch_size // c.ppo_mini_batch_size * c.ppo_epochs})"
+    return text
+
+
+def _mark(text: str, deviations: set[str], keys: Iterable[str]) -> str:
+    return text + ("†" if deviations & set(keys) else "")
+
+
 def row(recipe: str) -> str:
     cfg = compose([f"recipe={recipe}"])
     a, alg = cfg.actor_rollout_ref.actor, cfg.algorithm
+    dev = set(cfg.rlvr.get("deviations") or {})
     adv = alg.adv_estimator + (
         "" if alg.adv_estimator != "grpo" else (" (std)" if alg.norm_adv_by_std_in_grpo else " (no std)")
     )
@@ -48,15 +76,20 @@ def row(recipe: str) -> str:
         adv,
         a.policy_loss.loss_mode,
         a.loss_agg_mode,
-        f"{a.clip_ratio_low:g}/{a.clip_ratio_high:g}",
+        _mark(
+            f"{a.clip_ratio_low:g}/{a.clip_ratio_high:g}", dev, [A + "clip_ratio_low", A + "clip_ratio_high"]
+        ),
         _kl(cfg),
         f"{fg.metric}, ≤{fg.max_num_gen_batches} batches" if fg.enable else "off",
         f"buffer {ob['len']}" if ob.get("enable") else "off",
+        _mark(_reward(cfg), dev, [R + "incorrect_score", R + "format_weight", R + "lang_weight"]),
         str(cfg.actor_rollout_ref.rollout.n),
         str(cfg.data.train_batch_size),
+        _mark(_updates(cfg), dev, [A + "ppo_mini_batch_size", "critic.ppo_mini_batch_size"]),
         str(cfg.data.max_response_length),
         f"{a.optim.lr:g}",
-        str(cfg.actor_rollout_ref.model.path),
+        _mark(str(cfg.actor_rollout_ref.model.path), dev, ["actor_rollout_ref.model.path"]),
+        ", ".join(".".join(k.split(".")[-2:]) for k in sorted(dev)) or "none",
     ]
     return "| " + " | ".join(cells) + " |"
 
