@@ -177,3 +177,11 @@ def test_a_loss_variant_picks_its_clip_range(composed, overrides, low, high):
 
 def test_r1_zero_format_reward_on(composed):
     assert 0 < composed("recipe=r1_zero").reward.custom_reward_function.reward_kwargs.format_weight < 0.5
+
+
+def test_provenance_doc_is_fresh(hydra_ctx):
+    from recipes.table import PROVENANCE_DOC, provenance_doc
+
+    assert PROVENANCE_DOC.read_text() == provenance_doc(), (
+        "docs/provenance.md is stale: python -m recipes.table --provenance"
+    )
