@@ -80,6 +80,7 @@ class RlvrConfig:
     ref_reset_steps: int | None
     overlong_buffer_len: int
     sources: dict[str, str]
+    deviations: dict[str, str]
     sweep: SweepSpec | None
 
 

@@ -2,12 +2,17 @@
 
 The README embeds this table between ``<!-- recipes-table:start -->`` and
 ``<!-- recipes-table:end -->``; a test regenerates it and fails if the two disagree, so the
-documentation cannot drift from the configs. ``write=true`` updates README.md in place (a Hydra
-app: ``conf/command/table.yaml``).
+documentation cannot drift from the configs. ``write=true`` updates README.md in place;
+``provenance=true`` writes docs/provenance.md, every recipe's official settings key by key (from
+``recipes/official/``) next to what the recipe does with each (a Hydra app:
+``conf/command/table.yaml``). A cell marked † holds a value the recipe deliberately takes from
+elsewhere than its method's official setting (``rlvr.deviations``); the last column names every
+deviated key.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -17,6 +22,7 @@ from core.cli import hydra_main
 from recipes.compose import compose, options
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+PROVENANCE_DOC = README.with_name("docs") / "provenance.md"
 START, END = "<!-- recipes-table:start -->", "<!-- recipes-table:end -->"
 HEADER = [
     "recipe",
@@ -27,12 +33,16 @@ HEADER = [
     "KL",
     "dynamic sampling",
     "overlong",
+    "reward",
     "G",
-    "prompts/step",
+    "prompts/rollout",
+    "updates/rollout",
     "max resp.",
     "lr",
     "model",
+    "deviations",
 ]
+A, R = "actor_rollout_ref.actor.", "reward.custom_reward_function.reward_kwargs."
 
 
 def _kl(cfg: DictConfig) -> str:
@@ -48,9 +58,33 @@ def _kl(cfg: DictConfig) -> str:
     return text
 
 
+def _reward(cfg: DictConfig) -> str:
+    kw = cfg.reward.custom_reward_function.get("reward_kwargs") or {}
+    text = "acc ±1" if kw.get("incorrect_score", 0.0) == -1.0 else "acc 0/1"
+    if kw.get("format_weight"):
+        text += f" + {kw['format_weight']:g}·format"
+    if kw.get("lang_weight"):
+        text += f" + {kw['lang_weight']:g}·lang"
+    return text
+
+
+def _updates(cfg: DictConfig) -> str:
+    a = cfg.actor_rollout_ref.actor
+    text = str(cfg.data.train_batch_size // a.ppo_mini_batch_size * a.ppo_epochs)
+    if cfg.algorithm.adv_estimator == "gae":
+        c = cfg.critic
+        text += f" (critic {cfg.data.train_batch_size // c.ppo_mini_batch_size * c.ppo_epochs})"
+    return text
+
+
+def _mark(text: str, deviations: set[str], keys: Iterable[str]) -> str:
+    return text + ("†" if deviations & set(keys) else "")
+
+
 def row(recipe: str) -> list[str]:
     cfg = compose([f"recipe={recipe}"])
     a, alg = cfg.actor_rollout_ref.actor, cfg.algorithm
+    dev = set(cfg.rlvr.get("deviations") or {})
     adv = alg.adv_estimator + (
         "" if alg.adv_estimator != "grpo" else (" (std)" if alg.norm_adv_by_std_in_grpo else " (no std)")
     )
@@ -61,15 +95,20 @@ def row(recipe: str) -> list[str]:
         adv,
         a.policy_loss.loss_mode,
         a.loss_agg_mode,
-        f"{a.clip_ratio_low:g}/{a.clip_ratio_high:g}",
+        _mark(
+            f"{a.clip_ratio_low:g}/{a.clip_ratio_high:g}", dev, [A + "clip_ratio_low", A + "clip_ratio_high"]
+        ),
         _kl(cfg),
         f"{fg.metric}, ≤{fg.max_num_gen_batches} batches" if fg.enable else "off",
         f"buffer {ob['len']}" if ob.get("enable") else "off",
+        _mark(_reward(cfg), dev, [R + "incorrect_score", R + "format_weight", R + "lang_weight"]),
         str(cfg.actor_rollout_ref.rollout.n),
         str(cfg.data.train_batch_size),
+        _mark(_updates(cfg), dev, [A + "ppo_mini_batch_size", "critic.ppo_mini_batch_size"]),
         str(cfg.data.max_response_length),
         f"{a.optim.lr:g}",
-        str(cfg.actor_rollout_ref.model.path),
+        _mark(str(cfg.actor_rollout_ref.model.path), dev, ["actor_rollout_ref.model.path"]),
+        ", ".join(".".join(k.split(".")[-2:]) for k in sorted(dev)) or "none",
     ]
     return cells
 
@@ -77,6 +116,60 @@ def row(recipe: str) -> list[str]:
 def table() -> str:
     """The Markdown table (the project's renderer, ``analysis.render``), one row per recipe."""
     return Table(HEADER, [row(r) for r in options("recipe")]).markdown()
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value).replace("|", "/")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "/")
+
+
+def provenance_section(recipe: str) -> str:
+    """One recipe's official settings (recipes/official/<recipe>.yaml) against the composed recipe."""
+    from omegaconf import OmegaConf
+
+    from recipes import official
+
+    t = official.load(recipe)
+    cfg = compose([f"recipe={recipe}"])
+    dev = dict(cfg.rlvr.get("deviations") or {})
+    lines = [f"## `{recipe}`: {t.method}", ""]
+    lines += [f"- {pid}: {_one_line(ref)}" for pid, ref in t.papers.items()]
+    lines += [
+        f"- Steps (the source counts {t.steps.get('source_counts')}): {_one_line(t.steps.get('note', ''))}",
+        "",
+    ]
+    lines += ["| key | official value | source | this recipe |", "|---|---|---|---|"]
+    for key, e in t.keys.items():
+        got = OmegaConf.select(cfg, key)
+        got = OmegaConf.to_container(got) if OmegaConf.is_config(got) else got
+        src = "<br>".join(f"`{c}`" if "@" in c else c for c in (e.source, *e.also))
+        value = _fmt(e.value) + (f" ({_one_line(e.note)})" if e.note else "")
+        mine = f"**deviation**: {_fmt(got)}; {_one_line(dev[key])}" if key in dev else "same, cited"
+        lines.append(f"| `{key}` | {value} | {src} | {mine} |")
+    if t.unstated:
+        lines += ["", "Left open by the sources:", ""]
+        lines += [f"- `{k}`: {_one_line(v)}" for k, v in t.unstated.items()]
+    return "\n".join(lines)
+
+
+def provenance_doc() -> str:
+    """docs/provenance.md: every recipe's official settings, generated (``provenance=true``)."""
+    head = (
+        "# Where each recipe's values come from\n\n"
+        "Generated by `python -m recipes.table provenance=true` from `recipes/official/<recipe>.yaml` "
+        "(transcribed by hand from each method's code at a pinned commit and its paper) and the "
+        "composed `conf/recipe/<recipe>.yaml`; `tests/recipes/test_provenance.py` fails when the "
+        "two disagree without a recorded deviation. Values are in veRL's units: counts a source "
+        "gives in optimizer updates are converted to rollouts, veRL's counter.\n"
+    )
+    return head + "\n" + "\n\n".join(provenance_section(r) for r in options("recipe")) + "\n"
 
 
 def readme_table(text: str) -> str:
@@ -87,7 +180,11 @@ def readme_table(text: str) -> str:
 
 
 def command(args: DictConfig) -> int:
-    """Print the fresh table (and write it into README.md with ``write=true``)."""
+    """Print the fresh table (``write=true``: into README.md; ``provenance=true``: docs/provenance.md)."""
+    if args.provenance:
+        PROVENANCE_DOC.write_text(provenance_doc())
+        print(f"wrote {PROVENANCE_DOC}")
+        return 0
     fresh = table()
     if args.write:
         text = README.read_text()
