@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from analysis.render import Table
 from core.cli import hydra_main
+from recipes import official
 from recipes.compose import compose, options
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -132,10 +133,6 @@ def _one_line(text: str) -> str:
 
 def provenance_section(recipe: str) -> str:
     """One recipe's official settings (recipes/official/<recipe>.yaml) against the composed recipe."""
-    from omegaconf import OmegaConf
-
-    from recipes import official
-
     t = official.load(recipe)
     cfg = compose([f"recipe={recipe}"])
     dev = dict(cfg.rlvr.get("deviations") or {})
