@@ -1,0 +1,1 @@
+"""What every package shares: the registry, versions, results writing."""
