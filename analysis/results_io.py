@@ -1,0 +1,81 @@
+"""Turn a finished run directory into the record ``core.results.write_run`` commits.
+
+:func:`run_record` reads ``run.json``, ``summary.json`` and ``metrics.jsonl`` (``analysis.runs``)
+and keeps what the docs need: recipe, overrides, seed, the run's own commit and versions, wall and
+CPU time, the summary metrics and down-sampled curves of a few logged keys (``CURVES`` plus any the
+caller names; a key the run did not log is left out, never invented). Callers add derived metrics
+(an ablation's primary metric, a re-scored accuracy) under ``metrics``.
+
+It does not write anything (``core.results`` does) and does not aggregate runs (the docs sections do).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.runs import Run
+from core.results import downsample
+
+# Curves every record keeps when the run logged them (veRL metric names).
+CURVES = (
+    "critic/score/mean",
+    "response_length/mean",
+    "actor/entropy",
+    "actor/kl_loss",
+    "actor/pg_clipfrac",
+    "rlvr/val_acc",
+)
+SUMMARY_DROP = ("run_dir", "model")
+
+
+def _val_curves(run: Run) -> list[str]:
+    return sorted(k for k in run.metrics if k.startswith(("val-core/", "val-aux/")) and k.endswith("mean@1"))
+
+
+def run_record(
+    run_dir: str | Path,
+    *,
+    curves: Iterable[str] = (),
+    max_points: int = 50,
+    summary_file: str = "summary.json",
+) -> dict[str, Any]:
+    """The committed record of one run (see the module docstring); raises if the run did not finish."""
+    run = Run(Path(run_dir))
+    summ_path = run.path / summary_file
+    if not summ_path.is_file():
+        raise FileNotFoundError(
+            f"[results] {summ_path} is missing: the run did not finish; resume it (run the same command "
+            "again) before recording it"
+        )
+    summary = {k: v for k, v in json.loads(summ_path.read_text()).items() if k not in SUMMARY_DROP}
+    manifest = run.manifest
+    record: dict[str, Any] = {
+        "recipe": run.recipe,
+        "engine": manifest.get("engine"),
+        "scale": manifest.get("scale"),
+        "seed": run.seed,
+        "overrides": manifest.get("overrides", []),
+        "run": {
+            "git_commit": manifest.get("git_commit"),
+            "git_dirty": manifest.get("git_dirty"),
+            "versions": manifest.get("versions"),
+            "started": manifest.get("started"),
+        },
+        "wall_s": summary.get("minutes", float("nan")) * 60,
+        "cpu_s": summary.get("cpu_minutes", float("nan")) * 60,
+        "summary": summary,
+        "curves": {},
+        "metrics": {},
+    }
+    for key in dict.fromkeys([*CURVES, *_val_curves(run), *curves]):
+        s = run.series(key)
+        if s is None:
+            continue
+        ok = np.isfinite(s.values)
+        record["curves"][key] = downsample(s.steps[ok].tolist(), s.values[ok].tolist(), max_points)
+    return record
