@@ -48,7 +48,11 @@ def main() -> None:
             reply = {"ok": False, "error": "MemoryError"}
         except Exception as e:  # noqa: BLE001 - report any failure to the parent, never die
             reply = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500]}
-        out.write(json.dumps(reply).encode() + b"\n")
+        try:
+            data = json.dumps(reply)
+        except (TypeError, ValueError) as e:  # a result that is not JSON: an error reply, never a dead worker
+            data = json.dumps({"ok": False, "error": f"unserialisable result: {e}"[:500]})
+        out.write(data.encode() + b"\n")
 
 
 if __name__ == "__main__":

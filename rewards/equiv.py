@@ -19,7 +19,9 @@ import threading
 import time
 from fractions import Fraction
 
+from rewards.forms import clock_time, ratio
 from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
+from rewards.sets import as_interval_set, expand_pm
 from rewards.worker import pool
 
 _EMPTY = {
@@ -46,11 +48,11 @@ _NOT_A_UNIT = re.compile(
     r"\b(?:or|and|to|plus|minus|times|over|so|more|less|about|approximately|roughly|least|most|than|not|nearly|almost|ish)\b",
     re.IGNORECASE,
 )
-_INEQ = re.compile(
-    r"^(?:(?P<lo>[^<>=\\]+?)(?P<lop><|>|\\leq|\\geq))?[a-zA-Z](?:(?P<hop><|>|\\leq|\\geq)(?P<hi>[^<>=]+))?$"
-)
-_REL = re.compile(r"<|>|\\leq|\\geq")
-_FLIP = {"<": ">", ">": "<", "\\leq": "\\geq", "\\geq": "\\leq"}
+_REL = re.compile(r"<|>|\\leq|\\geq|\\ne(?![a-zA-Z])")
+_SETLIKE = re.compile(r"<|>|\\leq|\\geq|\\ne(?![a-zA-Z])|\\in(?![a-zA-Z])|\\cup|\\infty|\\mid|\\mathbb\{R\}")
+_APPROX = re.compile(r"\s*(?:\\approx|≈)\s*[+-]?\d[\d.]*\s*$")  # "\frac{1}{3} \approx 0.33": the exact part
+_BREAKDOWN = re.compile(r"^(.*?\S)\s*[(（]([^()（）]*)[)）]$")  # "1600 (400 x 4)"
+_NAME = re.compile(r"^(?:[a-zA-Z](?:_\{?\w+\}?)?|[a-zA-Z]\s*\([^()=]*\))$")  # y, a_n, f(x)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
 _ASSIGN = re.compile(
     r"^\s*([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\))\s*(?:=|\\in(?![a-zA-Z]))\s*(?!=)(.+)$"
@@ -58,7 +60,7 @@ _ASSIGN = re.compile(
 _MATRIX = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
 _TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
 _OR = re.compile(r"\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*", re.IGNORECASE)
-_PM = re.compile(r"\\pm|±")
+_PM = re.compile(r"\\pm|±|\\mp|∓")
 _STATE = threading.local()
 _MARGIN_S = 0.01  # leave time to kill a worker and answer within the caller's limit
 _MAX_DEPTH = 40
@@ -113,7 +115,7 @@ def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
         return "union", [x.strip() for x in s.split(r"\cup")]
     if s.startswith(r"\{") and s.endswith(r"\}"):
         inner = s[2:-2].strip()
-        return "set", [x for x in _split_top(_OR.sub(",", inner)) if x] if inner else []
+        return "set", expand_pm([x for x in _split_top(_OR.sub(",", inner)) if x]) if inner else []
     if (
         len(s) >= 2
         and s[0] in "(["
@@ -121,29 +123,32 @@ def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
         and _closes_at_end(s.replace(r"\{", "").replace(r"\}", ""))
     ):
         items = _split_top(s[1:-1])
+        if len(items) >= 2 and _PM.search(s) and s[0] + s[-1] == "()":
+            return "list", expand_pm([s])  # (\pm 2, 0): two points
         if len(items) >= 2:
             return f"bracket:{s[0]}{s[-1]}", items
     if thousands and parse_number(s) is not None:
         return "scalar", [s]
-    if _PM.search(s) and len(_PM.findall(s)) == 1:
-        a, b = _PM.split(s)
-        a = a.strip()
-        return "list", [f"{a}+{b.strip()}" if a else b.strip(), f"{a}-{b.strip()}" if a else f"-{b.strip()}"]
     items = _split_top(_OR.sub(",", s))
-    if len(items) >= 2:
-        return "list", [_strip_assign(x) for x in items]
+    if len(items) >= 2 or _PM.search(s):
+        items = expand_pm([_strip_assign(x) for x in items])
+        return ("list", items) if len(items) >= 2 else ("scalar", items)
     return "scalar", [s]
 
 
-def _num_equal(p: tuple[Fraction, bool], g: tuple[Fraction, bool]) -> bool:
+def _num_equal(p: tuple[Fraction, bool], g: tuple[Fraction, bool], rel_tol: float = 0.0) -> bool:
     (pv, pp), (gv, gp) = p, g
-    if pv == gv:
-        return True  # 25% vs 25, 25 vs 25%: the percent sign is a unit
+    cands = [(pv, gv)]  # 25% vs 25, 25 vs 25%: the percent sign is a unit
     if pp and not gp:
-        return pv / 100 == gv
+        cands.append((pv / 100, gv))
     if gp and not pp:
-        return pv == gv / 100
-    return False
+        cands.append((pv, gv / 100))
+    tol = Fraction(rel_tol)
+    return any(a == b or (tol > 0 and abs(a - b) <= tol * abs(b)) for a, b in cands)
+
+
+def _rel_tol() -> float:
+    return float(getattr(_STATE, "rel_tol", 0.0))
 
 
 def timed_out() -> bool:
@@ -176,7 +181,7 @@ def _sympy_ready(s: str) -> str:
     return f"\\frac{{{v.numerator}}}{{{v.denominator}}}" if v.denominator != 1 else str(v.numerator)
 
 
-def _scalar_pairs(pairs: list[tuple[str, str]], deadline: float) -> list[bool]:
+def _scalar_pairs(pairs: list[tuple[str, str]], deadline: float) -> list[bool]:  # noqa: C901
     """Decide many (pred, gold) scalar pairs; symbolic ones in one worker round trip."""
     results: list[bool | None] = []
     todo: list[int] = []
@@ -193,7 +198,7 @@ def _scalar_pairs(pairs: list[tuple[str, str]], deadline: float) -> list[bool]:
             continue
         pn, gn = parse_number(p), parse_number(g)
         if pn is not None and gn is not None:
-            results.append(_num_equal(pn, gn))
+            results.append(_num_equal(pn, gn, _rel_tol()))
             continue
         if _unsafe(p) or _unsafe(g) or (gn is not None and re.fullmatch(r"[\d.,\s+-]+", p)):
             results.append(False)
@@ -206,7 +211,7 @@ def _scalar_pairs(pairs: list[tuple[str, str]], deadline: float) -> list[bool]:
             left = deadline - time.monotonic() - _MARGIN_S
             if left <= 0:
                 raise TimeoutError
-            got = pool().call("scalars_equal", [req], left)
+            got = pool().call("scalars_equal", [req, _rel_tol()], left)
         except TimeoutError:
             _STATE.timed_out = True
             got = [False] * len(todo)
@@ -222,6 +227,8 @@ def _match_unordered(ps: list[str], gs: list[str], deadline: float) -> bool:
         return False
     if len(gs) > 12:
         return sorted(x.replace(" ", "") for x in ps) == sorted(x.replace(" ", "") for x in gs)
+    if any(_structure(x, thousands=False)[0] != "scalar" for x in ps + gs):
+        return _match_pieces(ps, gs, deadline)  # a list of tuples / intervals: element by element
     grid = _scalar_pairs([(p, g) for p in ps for g in gs], deadline)
     used: set[int] = set()
     for i in range(len(ps)):
@@ -265,31 +272,12 @@ def _match_pieces(ps: list[str], gs: list[str], deadline: float) -> bool:
 def _split_eq(p: str, g: str) -> tuple[str, str]:
     """``y = 2x+1`` vs ``y = 1+2x``: when one side of two equations agrees, compare the other side only."""
     ps, gs = _split_top(p, "="), _split_top(g, "=")
-    if len(ps) == len(gs) == 2:
-        if ps[0].replace(" ", "") == gs[0].replace(" ", ""):
+    if len(ps) == len(gs) == 2:  # only a shared *name* (y, f(x)); 34x+...=0 vs -34x-...=0 is a relation
+        if ps[0].replace(" ", "") == gs[0].replace(" ", "") and _NAME.match(ps[0]):
             return ps[1], gs[1]
-        if ps[1].replace(" ", "") == gs[1].replace(" ", ""):
+        if ps[1].replace(" ", "") == gs[1].replace(" ", "") and _NAME.match(ps[1]):
             return ps[0], gs[0]
     return p, g
-
-
-def _inequality_interval(s: str) -> str | None:
-    r"""``0 < x \leq 1`` -> ``(0,1]``; ``x > 3`` and ``3 < x`` -> ``(3,\infty)``; None if not such an inequality."""
-    m = _INEQ.match(s.replace(" ", ""))
-    if not m or (not m.group("lop") and not m.group("hop")):
-        return None
-    lo, lop, hop, hi = m.group("lo"), m.group("lop"), m.group("hop"), m.group("hi")
-    if lop and not hop:  # "3 < x" is "x > 3"
-        lo, lop, hop, hi = None, None, _FLIP[lop], lo
-    open_ = {"<": "(", ">": "(", "\\leq": "[", "\\geq": "["}
-    close = {"<": ")", ">": ")", "\\leq": "]", "\\geq": "]"}
-    if lop and hop:
-        if lop not in ("<", "\\leq") or hop not in ("<", "\\leq"):
-            return None
-        return f"{open_[lop]}{lo},{hi}{close[hop]}"
-    if hop in (">", "\\geq"):
-        return f"{open_[hop]}{hi},\\infty)"
-    return f"(-\\infty,{hi}{close[hop]}"
 
 
 def _last_side(p: str) -> str:
@@ -305,22 +293,78 @@ def _empty(s: str) -> bool:
     return re.sub(r"[\s.]", "", s).lower() in _EMPTY
 
 
-def equivalent(pred: str, gold: str, timeout_s: float = 1.0) -> bool:
+def _special_forms(p: str, g: str) -> bool | None:
+    """Clock times, ratios, choices, words: decided here (True/False), or None to go on."""
+    tp, tg = clock_time(p), clock_time(g)
+    if tp is not None or tg is not None:
+        return tp == tg  # 1:00 is not 12:00, and a time is never a number
+    rp, rg = ratio(p), ratio(g)
+    if rp is not None and rg is not None:
+        return rp == rg
+    if m := _CHOICE_GOLD.fullmatch(g):
+        pm = _CHOICE_PRED.fullmatch(p)
+        if pm is None:
+            return False
+        k = next(i for i in (1, 2, 3) if pm.group(i))
+        if _SECOND_CHOICE.search(p[pm.end(k) :]):
+            return False  # "(C) or (A)": two options
+        return pm.group(k).upper() == m.group(1)
+    pn, gn = parse_number(p), parse_number(g)
+    if pn is not None and gn is not None:  # "five" vs "5", "One thousand ..." vs "1625"
+        return _num_equal(pn, gn, _rel_tol())
+    if _WORDS.fullmatch(g) or g.lower() in ("yes", "no"):
+        return re.sub(r"[^a-z0-9]", "", p.lower()) == re.sub(r"[^a-z0-9]", "", g.lower())
+    return None
+
+
+def _surroundings(p: str, g: str) -> tuple[str, str]:
+    """What a reader drops: an approximation after an exact value, a breakdown in brackets after a number."""
+    p, g = _APPROX.sub("", p) or p, _APPROX.sub("", g) or g
+    if parse_number(g) is not None and (m := _BREAKDOWN.match(p)) and parse_number(m.group(1)) is not None:
+        if re.fullmatch(r"[\d\s.,+\-*/×÷=\\a-z{}^()]*", m.group(2)) and re.search(r"\d", m.group(2)):
+            p = m.group(1)
+    return p, g
+
+
+def _as_sets(p: str, g: str, deadline: float) -> bool | None:
+    """Relations and sets in any notation: relation vs relation first, then both as interval sets."""
+    if not (_SETLIKE.search(g) or _SETLIKE.search(p)):
+        return None
+    if _REL.search(g) and _REL.search(p) and _scalar_pairs([(p, g)], deadline)[0]:
+        return True  # -x > -1 vs x < 1; 2y > 4 vs y > 2 (worker: up to a factor, sign-aware)
+    sp, sg = as_interval_set(p), as_interval_set(g)
+    sp = sp if sp is not None else (p if "\\cup" in p or p[:1] in "([" else None)
+    sg = sg if sg is not None else (g if "\\cup" in g or g[:1] in "([" else None)
+    if sp is None or sg is None or (sp == p and sg == g):
+        return None
+    ps, gs = [x.strip() for x in sp.split("\\cup")], [x.strip() for x in sg.split("\\cup")]
+    return _match_pieces(ps, gs, deadline)
+
+
+def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.0) -> bool:
     r"""Exact mathematical equivalence of an extracted answer and a gold answer.
+
+    ``rel_tol`` (default 0: exact) lets plain numbers and numeric constants differ by that relative
+    amount -- an explicit opt-in for tasks whose golds are rounded.
 
     >>> equivalent(r"\dfrac{1}{2}", "0.5")
     True
-    >>> equivalent("1600.1", "1600")
-    False
+    >>> equivalent("1600.1", "1600"), equivalent("1600.1", "1600", rel_tol=1e-3)
+    (False, True)
     >>> equivalent(r"x = 3", "3")
     True
     >>> equivalent("3, 1, 2", "1, 2, 3")
     True
     >>> equivalent("(2, 1)", "(1, 2)")
     False
+    >>> equivalent(r"\{-2, 1+\sqrt5, 1-\sqrt5\}", r"\{1\pm\sqrt5, -2\}")
+    True
+    >>> equivalent(r"\{x \mid -1<x<1\}", "(-1, 1)"), equivalent("-x > -1", "x < 1"), equivalent("1:00", "12:00")
+    (True, True, False)
     """
     deadline = time.monotonic() + timeout_s
     _STATE.timed_out = False
+    _STATE.rel_tol = float(rel_tol)
     if len(pred) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
         return False
     p, g = clean(pred), clean(gold)
@@ -330,24 +374,16 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0) -> bool:
         return True
     if _empty(g) or _empty(p):
         return _empty(g) and _empty(p)
-    if m := _CHOICE_GOLD.fullmatch(g):
-        pm = _CHOICE_PRED.fullmatch(p)
-        if pm is None:
-            return False
-        k = next(i for i in (1, 2, 3) if pm.group(i))
-        if _SECOND_CHOICE.search(p[pm.end(k) :]):
-            return False  # "(C) or (A)": two options
-        return pm.group(k).upper() == m.group(1)
-    if _WORDS.fullmatch(g) or g.lower() in ("yes", "no"):
-        return re.sub(r"[^a-z0-9]", "", p.lower()) == re.sub(r"[^a-z0-9]", "", g.lower())
+    p, g = _surroundings(p, g)
+    if (decided := _special_forms(p, g)) is not None:
+        return decided
     named = len(_split_top(p)) > 1 and all(_ASSIGN.match(x) for x in _split_top(p))
+    if (decided := _as_sets(p, g, deadline)) is not None:
+        return decided
     if "=" not in g and "\\in" not in g:
         p = _last_side(_strip_assign(p))
     elif "=" not in p and "\\in" not in p:
         g = _strip_assign(g)
-    if _REL.search(g) and (gi_ := _inequality_interval(g)):  # "x \geq 5" vs "5 \leq x" or "[5, \infty)"
-        g = gi_
-        p = _inequality_interval(p) or p
     if (
         parse_number(g) is not None
         and parse_number(p) is None
@@ -355,9 +391,9 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0) -> bool:
         and not _NOT_A_UNIT.search(p[m.end(1) :])
     ):
         p = m.group(1)
+    if (decided := _special_forms(p, g)) is not None:
+        return decided
     gk, gi = _structure(g, thousands=True)
-    if gk.startswith("bracket:") and len(gi) == 2 and (iv := _inequality_interval(p)):
-        p = iv
     pk, pi = _structure(p, thousands=gk == "scalar")
     if gk == "scalar" and pk == "list" and len(pi) == 1:
         pk = "scalar"

@@ -45,6 +45,20 @@ _HEDGE = re.compile(
 
 # "<answer>The value of x is 5.</answer>" -> "5"
 _SENTENCE = re.compile(r"^[A-Za-z][A-Za-z ,'()]*?\s(?:is|are|equals|was|=)\s*:?\s*(.+?)$", re.DOTALL)
+# text after the final answer that offers another answer ("... unless I miscounted, in which case 6")
+_TAIL_HEDGE = re.compile(
+    r"\b(?:unless|in which case|alternatively|or maybe|or perhaps|or possibly|or else|otherwise|maybe|perhaps|"
+    r"possibly|probably|might (?:also )?be|could (?:also )?be|may (?:also )?be|not sure|unsure|"
+    r"if I (?:am |'m )?(?:wrong|mistaken|made|miscounted|misread|misunderstood))\b|也可能|或者|不确定|如果.{0,12}(?:错|不对)",
+    re.IGNORECASE,
+)
+_TAIL_OR = re.compile(
+    r"\bor\s+(\$[^$]{1,80}\$|\\boxed\{[^{}]{1,80}\}|[-+]?\d[\d.,/]*\s*\\?%?)", re.IGNORECASE
+)
+_EXPLAINED = re.compile(
+    r"(?:,\s*|\s+)(?:because|since|as|which|where|so that)\b.*$", re.IGNORECASE | re.DOTALL
+)
+TAIL_CHARS = 300  # how much text after the final answer is read for a hedge or an alternative
 # hedges in the sentence that carries a boxed answer ("perhaps \boxed{72}")
 _HEDGE_CONTEXT = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|might be|not sure|unsure|i guess|could be)\b", re.I
@@ -198,7 +212,8 @@ def _answer_lines(final: str) -> list[str]:
             break
         val = _tail(m.group(1))
         mm = _MINERVA.match(val)
-        out.append(_tail(mm.group(1)) if mm else val)
+        val = _tail(mm.group(1)) if mm else val
+        out.append(_EXPLAINED.sub("", val) if not _BOX_CMD.search(val) else val)
     # "Answer: Let's think step by step ..." is prose, not a competing final answer
     out = [x for x in out[:-1] if len(x) <= 60 and len(x.split()) <= 6] + out[-1:]
     if not out:  # "So the answer is 72." on one of the last three lines
@@ -206,9 +221,35 @@ def _answer_lines(final: str) -> list[str]:
         for ln in reversed(lines):
             mm = _MINERVA.search(ln) or _ZH_ANSWER.search(ln)
             if mm:
-                out.append(_tail(mm.group(1)))
+                out.append(_EXPLAINED.sub("", _tail(mm.group(1))))
                 break
     return out
+
+
+def _last_box_end(text: str) -> int:
+    """Index just after the closing brace of the last ``\\boxed{...}`` (or -1)."""
+    starts = [m.end() for m in _BOX_CMD.finditer(text)]
+    for i in reversed(starts[-MAX_BOXES:]):
+        if i < len(text) and text[i] == "{":
+            depth = 0
+            for j in range(i, len(text)):
+                depth += {"{": 1, "}": -1}.get(text[j], 0)
+                if depth == 0:
+                    return j + 1
+    return -1
+
+
+def _second_answer_after(tail: str, answer: str, agree: Agree | None) -> bool:
+    """Does the text after the final answer hedge it or offer a different answer?"""
+    tail = tail[:TAIL_CHARS]
+    if _TAIL_HEDGE.search(tail):
+        return True
+    for m in _TAIL_OR.finditer(tail):
+        alt = m.group(1).strip("$ ")
+        alt = find_boxes(alt)[0][0] if alt.startswith("\\boxed") and find_boxes(alt)[0] else alt
+        if agreement_key(alt) != agreement_key(answer) and not (agree and agree(alt, answer)):
+            return True  # "\boxed{5}, or 6": a second answer ("0.5, or 50%" restates the same one)
+    return False
 
 
 def extract_final(
@@ -229,6 +270,8 @@ def extract_final(
     >>> extract_final("Work...\nAnswer: 42").pred
     '42'
     >>> extract_final("<answer>4, or maybe 5</answer>").reason
+    'hedged answer'
+    >>> extract_final(r"So \boxed{5}. Unless I miscounted, in which case it is 6.").reason
     'hedged answer'
     """
     parts = split_think(text)
@@ -273,5 +316,14 @@ def extract_final(
     if len(res.pred) > MAX_ANSWER_CHARS:
         return Extraction(None, res.where, "answer too long")
     if _HEDGE.search(res.pred):
+        return Extraction(None, res.where, "hedged answer")
+    if res.where == "tag":
+        end = final.rfind(_ANSWER_CLOSE) + len(_ANSWER_CLOSE)
+    elif res.where == "box":
+        end = _last_box_end(final)
+    else:
+        end = final.rfind(res.pred)
+        end = end + len(res.pred) if end >= 0 else len(final)
+    if end >= 0 and _second_answer_after(final[end:], res.pred, agree):
         return Extraction(None, res.where, "hedged answer")
     return res

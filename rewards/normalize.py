@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from rewards.forms import words_to_number
+
 MAX_ANSWER_CHARS = 1000  # the longest MATH-500 answer has 159 characters
 MAX_DIGITS = 400  # longer digit strings are compared as strings, never converted
 
@@ -40,7 +42,6 @@ _TEXT_CMD_RE = re.compile(r"\\(?:" + "|".join(_TEXT_CMDS) + r")\s*\{")
 _DROP = (
     (re.compile(r"\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)"), ""),
     (re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])"), ""),
-    (re.compile(r"\\[!;:>]|\\q?quad(?![a-zA-Z])|~|(?<!\\)\\(?= )"), " "),
     (re.compile(r"\s*(?:percent|per cent)\b", re.IGNORECASE), r"\\%"),
     (re.compile(r"\\[dt]frac(?![a-zA-Z])"), r"\\frac"),
     (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])"), ""),
@@ -55,8 +56,15 @@ _DROP = (
     (re.compile(r"\\neq?(?![a-zA-Z])"), r"\\ne"),
     (re.compile(r"\\varnothing|\\emptyset|∅"), r"\\emptyset"),
 )
-# digits separated by thin spaces or {,} are one number: 1\,600 / 1{,}600 / 1\ 600
+# digits separated by thin spaces or {,} are one number: 1\,600 / 1{,}600 / 1\ 600 / 10,\!000
 _THIN_THOUSANDS = re.compile(r"(?<=\d)(?:\\,|\{,\}|\\ |\\thinspace ?)(?=\d{3}(?!\d))")
+_COMMA_BANG = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))")
+# spacing macros anywhere (after the thousands forms above): \, \; \: \! \quad \hspace{..} "\ " ~
+_SPACING = re.compile(
+    r"\\(?:[,;:!>]|q?quad(?![a-zA-Z])|(?:en|thin|med|thick|neg)space(?![a-zA-Z])|hspace\*?\{[^{}]*\})|~|(?<!\\)\\(?=\s)"
+)
+_DOLLAR = re.compile(r"(?<!\\)\$")
+_LEFT_RIGHT_DOT = re.compile(r"\\(?:left|right)\s*\.")
 # \frac12 -> \frac{1}{2}; \frac1{2}; \frac{1}2 ; \sqrt2 -> \sqrt{2}
 _FRAC_SHORT = re.compile(r"\\frac\s*(\d|\{[^{}]*\})\s*(\d|\{[^{}]*\})")
 _SQRT_SHORT = re.compile(r"\\sqrt\s*(\d+|[a-zA-Z])(?![\d])")
@@ -109,6 +117,7 @@ _PREFIX = re.compile(
 )
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_SPACED_COMMA = re.compile(r",\s")
 _SCI = re.compile(
     r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:(?:\\times|\\cdot|\*|×|x)\s*10\s*\^\s*\{?\s*([+-]?\d{1,4})\s*\}?|[eE]([+-]?\d{1,4}))"
 )
@@ -164,13 +173,15 @@ def clean(s: str) -> str:
     >>> clean("1\\,600 元")
     '1600'
     """
+    s = _THIN_THOUSANDS.sub("", _COMMA_BANG.sub(",", s))
+    s = _DOLLAR.sub(" ", _LEFT_RIGHT_DOT.sub("", _SPACING.sub(" ", s)))
     s = _MARKDOWN.sub(r"\1", s.strip())  # **72** / __72__
     s = _unwrap_math(_UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s))
     s = _UNICODE_SQRT.sub(r"\\sqrt{\1}", s)
     s = s.rstrip(" .。;,")
     s = _unwrap_math(s)
     s = _PREFIX.sub("", s)
-    s = _THIN_THOUSANDS.sub("", s)
+    s = _PREFIX.sub("", s.rstrip(" .。;,"))
     s = strip_text_commands(s)
     for pat, rep in _DROP:
         s = pat.sub(rep, s)
@@ -236,7 +247,11 @@ def parse_number(s: str, allow_thousands: bool = True) -> tuple[Fraction, bool] 
     >>> parse_number("x+1") is None
     True
     """
-    s = s.strip().replace(" ", "")
+    s = s.strip()
+    if s and s[0].isalpha() and (w := words_to_number(s)) is not None:
+        return Fraction(w), False
+    spaced_commas = bool(_SPACED_COMMA.search(s))  # "32, 349" is two numbers, never 32349
+    s = s.replace(" ", "")
     if len(s) > 2 * MAX_DIGITS or not s:
         return None
     pct = False
@@ -255,7 +270,7 @@ def parse_number(s: str, allow_thousands: bool = True) -> tuple[Fraction, bool] 
     val: Fraction | None = None
     if _NUMBER.fullmatch(s):
         val = _dec(s)
-    elif allow_thousands and _THOUSANDS.fullmatch(s):
+    elif allow_thousands and not spaced_commas and _THOUSANDS.fullmatch(s):
         val = _dec(s.replace(",", ""))
     elif m := _SCI.fullmatch(s):
         base, exp = _dec(m.group(1)), int(m.group(2) or m.group(3))

@@ -16,6 +16,7 @@ It never evaluates model text as Python.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -78,8 +79,8 @@ def _is_zero(d: sympy.Expr) -> bool | None:
     return bool(sympy.simplify(d) == 0)
 
 
-def _constant_ratio(a: sympy.Expr, b: sympy.Expr) -> bool:
-    """Is ``a / b`` the same nonzero constant at every sample point? (equations up to scaling)"""
+def _constant_ratio(a: sympy.Expr, b: sympy.Expr) -> Any | None:
+    """The constant ``a / b`` if it is the same nonzero number at every sample point, else None."""
     syms = sorted(a.free_symbols | b.free_symbols, key=str)
     ref = None
     hits = 0
@@ -90,13 +91,13 @@ def _constant_ratio(a: sympy.Expr, b: sympy.Expr) -> bool:
             continue
         r = va / vb
         if abs(r) < _EPS:
-            return False
+            return None
         if ref is None:
             ref = r
         elif abs(r - ref) > _EPS * (1 + abs(ref)):
-            return False
+            return None
         hits += 1
-    return hits >= 3
+    return ref if hits >= 3 or (hits >= 1 and not syms) else None
 
 
 def _expr_equal(p: Any, g: Any) -> bool:
@@ -106,7 +107,7 @@ def _expr_equal(p: Any, g: Any) -> bool:
         dp, dg = p.lhs - p.rhs, g.lhs - g.rhs
         if dp.free_symbols != dg.free_symbols or dg == 0:
             return False
-        return _constant_ratio(dp, dg)
+        return _constant_ratio(dp, dg) is not None
     if not (isinstance(p, sympy.Expr) and isinstance(g, sympy.Expr)):
         return False
     if p.has(sympy.oo, -sympy.oo, sympy.zoo) or g.has(sympy.oo, -sympy.oo, sympy.zoo):
@@ -116,19 +117,73 @@ def _expr_equal(p: Any, g: Any) -> bool:
     return _is_zero(p - g) is True
 
 
-def scalars_equal(pairs: list[list[str]]) -> list[bool]:
-    r"""For each ``[pred, gold]`` LaTeX pair: are they the same exact value / expression / equation?
+_REL_OP = re.compile(r"\\leq|\\geq|\\ne(?![a-zA-Z])|<|>")
+# a > b is b < a: every relation becomes "lhs OP rhs" with OP in <, <=, != and D = rhs - lhs
+_NORMAL = {
+    "<": ("<", False),
+    ">": ("<", True),
+    "\\leq": ("<=", False),
+    "\\geq": ("<=", True),
+    "\\ne": ("!=", False),
+}
+
+
+def _relation(s: str) -> tuple[str, Any] | None:
+    """``("<" | "<=" | "!=", rhs - lhs)`` for a single inequality, or None."""
+    ops = _REL_OP.findall(s)
+    if len(ops) != 1 or "=" in s.replace("\\ne", ""):
+        return None
+    lhs, rhs = _REL_OP.split(s)
+    op, flip = _NORMAL[ops[0]]
+    a, b = _pair(lhs.strip(), rhs.strip())
+    return op, (a - b if flip else b - a)
+
+
+def _pair(a: str, b: str) -> tuple[Any, Any]:
+    fa, fb = _fast(a), _fast(b)
+    if fa is None or fb is None:  # both sides through one parser, never a mix
+        fa, fb = parse(a), parse(b)
+    return fa, fb
+
+
+def _relations_equal(p: str, g: str) -> bool:
+    """Same inequality up to a positive factor (direction flips with a negative one): -x > -1 is x < 1."""
+    rp, rg = _relation(p), _relation(g)
+    if rp is None or rg is None or rp[0] != rg[0]:
+        return False
+    dp, dg = rp[1], rg[1]
+    if dp.free_symbols != dg.free_symbols or dg == 0:
+        return False
+    ratio = _constant_ratio(dp, dg)
+    return ratio is not None and bool(ratio > 0 or rp[0] == "!=")
+
+
+def _close(p: Any, g: Any, rel_tol: float) -> bool:
+    """Numeric constants within ``rel_tol`` of each other (only when the caller opted in)."""
+    if not (isinstance(p, sympy.Expr) and isinstance(g, sympy.Expr)) or p.free_symbols or g.free_symbols:
+        return False
+    vp, vg = sympy.N(p, 30), sympy.N(g, 30)
+    if not (vp.is_real and vg.is_real) or vp.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
+        return False
+    return bool(abs(vp - vg) <= sympy.Float(rel_tol) * abs(vg))
+
+
+def scalars_equal(pairs: list[list[str]], rel_tol: float = 0.0) -> list[bool]:
+    r"""For each ``[pred, gold]`` LaTeX pair: the same exact value / expression / equation / inequality?
 
     >>> scalars_equal([[r"\sqrt{12}", r"2\sqrt{3}"], ["0.866", r"\frac{\sqrt{3}}{2}"], ["y=2x+1", "2x-y+1=0"]])
+    [True, False, True]
+    >>> scalars_equal([["-x > -1", "x < 1"], ["x > 5", "x < 5"], ["0.866", r"\frac{\sqrt{3}}{2}"]], rel_tol=1e-3)
     [True, False, True]
     """
     out: list[bool] = []
     for pred, gold in pairs:
         try:
-            fp, fg = _fast(pred), _fast(gold)
-            if fp is None or fg is None:  # both sides through one parser, never a mix
-                fp, fg = parse(pred), parse(gold)
-            out.append(_expr_equal(fp, fg))
+            if _REL_OP.search(pred) or _REL_OP.search(gold):
+                out.append(bool(_relations_equal(pred, gold)))
+                continue
+            fp, fg = _pair(pred, gold)
+            out.append(bool(_expr_equal(fp, fg) or (rel_tol > 0 and _close(fp, fg, rel_tol))))
         except Exception:  # noqa: BLE001 - unparsable model text is simply not equal
             out.append(False)
     return out

@@ -39,7 +39,9 @@ def gold_answer(ground_truth: Any) -> str:
     return gt
 
 
-def _verify(solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k: bool) -> dict[str, Any]:
+def _verify(
+    solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k: bool, rel_tol: float = 0.0
+) -> dict[str, Any]:
     try:
         pool().ensure_started()  # once per process: the worker's start-up is not part of any call's limit
     except RuntimeError:
@@ -56,7 +58,7 @@ def _verify(solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k:
     golds = [g for g in golds if g]
     if not golds:
         return result(False, clean(ex.pred), "empty gold answer")
-    acc = any(equivalent(ex.pred, g, max(1e-3, timeout_s - (time.monotonic() - t0))) for g in golds)
+    acc = any(equivalent(ex.pred, g, max(1e-3, timeout_s - (time.monotonic() - t0)), rel_tol) for g in golds)
     return result(acc, clean(ex.pred), "timeout" if timed_out() else "wrong answer")
 
 
@@ -87,7 +89,7 @@ def verify_math(
     >>> verify_math(r"\boxed{3} or \boxed{4}", "3", {}, 1.0)["reason"]
     'several different final answers'
     """
-    return _verify(solution_str, ground_truth, timeout_s, allow_gsm8k=True)
+    return _verify(solution_str, ground_truth, timeout_s, True, float(extra_info.get("rel_tol", 0.0)))
 
 
 @register("gsm8k", "openai/gsm8k")
@@ -99,7 +101,7 @@ def verify_gsm8k(
     >>> verify_gsm8k("48 + 24 = 72\\n#### 72", "#### 72", {}, 1.0)["acc"]
     True
     """
-    return _verify(solution_str, ground_truth, timeout_s, allow_gsm8k=True)
+    return _verify(solution_str, ground_truth, timeout_s, True, float(extra_info.get("rel_tol", 0.0)))
 
 
 PREFIXES.add("aime", "math")
