@@ -316,6 +316,154 @@ REAL_OUTPUTS = [
     (r"a +3z = 0", r"Answer: $0$", F),
 ]
 
+# classes of answers that rule verifiers miss or wrongly credit, written here as new regression rows:
+# (category, data_source, response, gold, label)
+T_, F_ = True, False
+CLASS_ROWS = [
+    # relations equal up to a non-zero factor; a negative factor flips the direction
+    ("relation", "math", "Answer: $6x-4y=2$", "3x-2y=1", T_),
+    ("relation", "math", "Answer: $-3y \\leq 6$", "y \\geq -2", T_),
+    ("relation", "math", "So the solution is \\boxed{2x+4 > 0}.", "x > -2", T_),
+    ("relation", "math", "So the solution is \\boxed{2x+4 > 0}.", "x < -2", F_),
+    ("relation", "math", "Answer: $x - 2y + 3 = 0$", "2x - 4y - 6 = 0", F_),
+    ("relation", "math", "Answer: $-2a < 8$", "a > -4", T_),
+    ("relation", "math", "Answer: $-2a < 8$", "a < -4", F_),
+    ("relation", "math", "Answer: $5 \\geq t$", "t \\leq 5", T_),
+    # \pm inside sets, lists and tuples
+    (
+        "pm_expansion",
+        "math",
+        "The roots are \\boxed{\\{2\\pm\\sqrt{3}, 1\\}}.",
+        "1, 2+\\sqrt{3}, 2-\\sqrt{3}",
+        T_,
+    ),
+    (
+        "pm_expansion",
+        "math",
+        "The roots are \\boxed{1, 2+\\sqrt{3}, 2-\\sqrt{3}}.",
+        "\\{2\\pm\\sqrt{3}, 1\\}",
+        T_,
+    ),
+    (
+        "pm_expansion",
+        "math",
+        "The roots are \\boxed{\\{2\\pm\\sqrt{3}\\}}.",
+        "1, 2+\\sqrt{3}, 2-\\sqrt{3}",
+        F_,
+    ),
+    ("pm_expansion", "math", "The points are \\boxed{(\\pm 3, 1)}.", "(3, 1), (-3, 1)", T_),
+    ("pm_expansion", "math", "The points are \\boxed{(\\pm 3, 1)}.", "(3, 1), (-3, -1)", F_),
+    ("pm_expansion", "math", "Answer: $0, \\pm 2$", "-2, 0, 2", T_),
+    # set-builder, interval and membership notations of one set
+    ("set_notation", "math", "The domain is \\boxed{\\{x \\mid 2 < x \\leq 5\\}}.", "(2, 5]", T_),
+    ("set_notation", "math", "The domain is \\boxed{\\{x \\mid 2 < x \\leq 5\\}}.", "[2, 5]", F_),
+    ("set_notation", "math", "Answer: $t \\in [0.25, \\infty)$", "[\\frac{1}{4}, \\infty)", T_),
+    ("set_notation", "math", "Answer: $t \\in (0.25, \\infty)$", "[\\frac{1}{4}, \\infty)", F_),
+    (
+        "set_notation",
+        "math",
+        "So \\boxed{y < -3 \\text{ or } y > 3}.",
+        "(-\\infty, -3) \\cup (3, \\infty)",
+        T_,
+    ),
+    (
+        "set_notation",
+        "math",
+        "So \\boxed{y \\leq -3 \\text{ or } y > 3}.",
+        "(-\\infty, -3) \\cup (3, \\infty)",
+        F_,
+    ),
+    ("set_notation", "math", "Answer: $(-\\infty, 7)$", "\\{m \\mid m < 7\\}", T_),
+    ("set_notation", "math", "Answer: $x \\neq 4$", "(-\\infty, 4) \\cup (4, \\infty)", T_),
+    # spacing macros and delimiters around the answer
+    ("spacing", "math", "The interval is \\boxed{\\;\\left[ 1,\\ 2 \\right]\\;}.", "[1, 2]", T_),
+    ("spacing", "math", "The interval is \\boxed{\\;\\left[ 1,\\ 3 \\right]\\;}.", "[1, 2]", F_),
+    ("spacing", "math", "The solutions are $3$, $4$.\nAnswer: $3$, $4$", "3, 4", T_),
+    ("spacing", "math", "Answer: \\quad\\dfrac{2}{3}\\,", "\\frac{2}{3}", T_),
+    ("spacing", "math", "Answer: \\(\\, 7 \\,\\)", "7", T_),
+    # a comma is a thousands separator only in valid groupings
+    ("thousands_grouping", "math", "Answer: 12, 345", "12345", F_),
+    ("thousands_grouping", "math", "Answer: 12,345", "12345", T_),
+    ("thousands_grouping", "math", "Answer: 1,2345", "12345", F_),
+    ("thousands_grouping", "math", "The answer is \\boxed{10,\\!500}.", "10500", T_),
+    ("thousands_grouping", "math", "The answer is \\boxed{5, 250}.", "5250", F_),
+    # one answer stated more than once counts once
+    ("repeated", "math", "So \\boxed{45}.\n\nAnswer: The answer is 45 because 9 \\times 5 = 45.", "45", T_),
+    ("repeated", "math", "We get \\boxed{\\frac{3}{4}}.\n\nThe answer is 0.75.", "\\frac{3}{4}", T_),
+    (
+        "repeated",
+        "math",
+        "<think>so 45</think><answer>45</answer>\nThe final answer is \\boxed{45}.",
+        "45",
+        T_,
+    ),
+    ("repeated", "math", "So \\boxed{45}.\n\nThe answer is 54.", "45", F_),
+    # numbers written in words
+    ("number_words", "math", "Answer: twenty-one", "21", T_),
+    ("number_words", "math", "The answer is \\boxed{\\text{three hundred and five}}.", "305", T_),
+    ("number_words", "math", "Answer: twelve", "13", F_),
+    ("number_words", "math", "Answer: 21", "twenty-one", T_),
+    # clock times are times, not numbers or ratios
+    ("clock_time", "math", "The train leaves at \\boxed{3:45\\text{ pm}}.", "15:45", T_),
+    ("clock_time", "math", "The clock shows \\boxed{1:00}.", "12:00", F_),
+    ("clock_time", "math", "The clock shows \\boxed{9:30}.", "9:30", T_),
+    ("clock_time", "math", "The clock shows \\boxed{930}.", "9:30", F_),
+    # the final answer's surroundings: a hedge or alternative after it is a second answer
+    (
+        "tail_hedge",
+        "math",
+        "So the answer is \\boxed{12}. Unless I miscounted, in which case it is 13.",
+        "12",
+        F_,
+    ),
+    ("tail_hedge", "math", "<think>x</think><answer>12</answer> (or possibly 13)", "12", F_),
+    ("tail_hedge", "math", "Answer: 12\nBut maybe it is 13.", "12", F_),
+    ("tail_hedge", "math", "Hence \\boxed{12}, or $13$ if the endpoints count.", "12", F_),
+    ("tail_hedge", "math", "The probability is \\boxed{0.25}, or 25\\%.", "\\frac{1}{4}", T_),
+    ("tail_hedge", "math", "The total is \\boxed{1600} (= 400 \\times 4).", "1600", T_),
+    # the seed's overtime-pay task, money written the way Chinese text writes it
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400, 400*2*2</think><answer>人民币1,600元</answer>",
+        "1600.00",
+        T_,
+    ),
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400, 400*2*2</think><answer>约1600元</answer>",
+        "1600.00",
+        T_,
+    ),
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400</think><answer>1600元（400×2×2）</answer>",
+        "1600.00",
+        T_,
+    ),
+    ("money_zh", "overtime_pay", "<think>8700/21.75=400</think><answer>约1599元</answer>", "1600.00", F_),
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400</think><answer>1600元（或1200元）</answer>",
+        "1600.00",
+        F_,
+    ),
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400</think><answer>1600元或1200元</answer>",
+        "1600.00",
+        F_,
+    ),
+    # known misses (tests expect the verifier to get these wrong, strictly): see KNOWN_MISSES in the tests
+    ("known_miss", "math", "The two parts are \\boxed{3} and \\boxed{4}.", "3, 4", T_),
+    ("known_miss", "math", "Adding them up, the total comes to 42.", "42", T_),
+    ("known_miss", "math", "Answer: 0.25\\%", "0.25", F_),
+]
+
 GOLD_FORMS = [  # gold stored as MATH (full solution), GSM8K (#### line) or AIME (zero-padded)
     (r"The sum is $3+4=7$, so the answer is $\boxed{7}$.", ["7", "7.0"], ["8"]),
     ("She sold 48/2 = <<48/2=24>>24 clips in May.\n#### 72", ["72"], ["24"]),
@@ -457,6 +605,17 @@ def rows() -> list[dict[str, object]]:
                 gold=gold,
                 label=label,
                 adversarial=False,
+            )
+        )
+    for cat, ds, resp, gold, label in CLASS_ROWS:
+        out.append(
+            dict(
+                category=cat,
+                data_source=ds,
+                response=resp,
+                gold=gold,
+                label=label,
+                adversarial=cat == "tail_hedge" and not label,
             )
         )
     for resp, gold in ADVERSARIAL:
