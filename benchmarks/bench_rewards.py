@@ -17,8 +17,9 @@ set, per source and per answer format (a coarse class of the gold: integer, frac
 Results go to ``results/bench_rewards/<name>.json`` (``--out``) with the git commit, dirty flag,
 command, package versions, cores and load average; a table is printed.
 
-Scorers: ours (``rewards.compute_score``), ours with the explicit numeric tolerance option
-(``--tolerance``), math-verify used as its README shows (``parse`` + ``verify``), veRL 0.9.1's
+Scorers: ours (``rewards.compute_score``, default strict mode: only a marked final answer counts),
+ours in ``answer_mode="flexible"`` (also reads an unmarked final answer, as math-verify does), ours
+with the explicit numeric tolerance option (``--tolerance``), math-verify used as its README shows (``parse`` + ``verify``), veRL 0.9.1's
 ``math_reward``, ``math_dapo`` and ``math_verify`` wrapper (``--only`` selects). veRL's
 ``prime_math`` is never called: it runs ``eval()`` on model text.
 
@@ -105,12 +106,17 @@ def answer_format(gold: str) -> str:
 
 def _scorers(tolerance: float) -> dict[str, Scorer]:
     import rewards
+    from rewards.registry import resolve
     from rewards.sources.math import gold_answer
 
     rewards.warmup()  # start the SymPy worker, as the training engines do before scoring
 
     def ours(ds: str, resp: str, gold: str) -> bool:
         return bool(rewards.compute_score(ds, resp, gold)["acc"])
+
+    def ours_flex(ds: str, resp: str, gold: str) -> bool:
+        mode = "flexible" if resolve(ds)[0] in rewards.FLEXIBLE_SOURCES else "strict"
+        return bool(rewards.compute_score(ds, resp, gold, answer_mode=mode)["acc"])
 
     def ours_tol(ds: str, resp: str, gold: str) -> bool:
         return bool(rewards.compute_score(ds, resp, gold, rel_tol=tolerance)["acc"])
@@ -138,7 +144,7 @@ def _scorers(tolerance: float) -> dict[str, Scorer]:
 
         return mv.compute_score(resp, gold_answer(gold)) == 1.0
 
-    out = {"ours": ours}
+    out = {"ours": ours, "ours (answer_mode=flexible)": ours_flex}
     if tolerance > 0:
         out[f"ours (rel_tol={tolerance:g})"] = ours_tol
     out.update(

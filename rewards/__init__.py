@@ -21,7 +21,8 @@ say no; its verdicts and flips are logged.
 
 ``answer_mode``: ``strict`` (default) credits only the answer in the task's required place;
 ``flexible`` (sources in ``FLEXIBLE_SOURCES``) also credits a bare final answer -- like veRL's
-``gsm8k`` scorer's ``method="flexible"``. A flexible verifier no longer pays for the format, so the
+``gsm8k`` scorer's ``method="flexible"``; for ``math``/``gsm8k`` that is the last math span or the one
+number of the last sentence when the response has no answer marker. A flexible verifier no longer pays for the format, so the
 format reward is what keeps it (the format-weight ablation runs in this mode).
 
 Data sources: ``math`` (aliases ``lighteval/MATH``, ``DigitalLearningGmbH/MATH-lighteval``,
@@ -63,7 +64,7 @@ KEYS = ("score", "acc", "pred", "format", "lang", "reason")
 _VERL_KWARGS = frozenset({"reward_router_address", "reward_model_tokenizer"})
 MAX_SHAPING_WEIGHT = 0.5
 ANSWER_MODES = ("strict", "flexible")
-FLEXIBLE_SOURCES = frozenset({"arithmetic"})
+FLEXIBLE_SOURCES = frozenset({"arithmetic", "math", "gsm8k"})
 _ACCEPTED = "format_weight, lang_weight, target_lang, timeout_s, answer_mode, incorrect_score, rel_tol, judge"
 TOLERANT_SOURCES = frozenset({"math", "gsm8k"})
 MAX_RESPONSE_CHARS = 4_000_000  # far beyond any generation budget; longer text scores 0 at once

@@ -52,6 +52,8 @@ _REL = re.compile(r"<|>|\\leq|\\geq|\\ne(?![a-zA-Z])")
 _SETLIKE = re.compile(r"<|>|\\leq|\\geq|\\ne(?![a-zA-Z])|\\in(?![a-zA-Z])|\\cup|\\infty|\\mid|\\mathbb\{R\}")
 _APPROX = re.compile(r"\s*(?:\\approx|≈)\s*[+-]?\d[\d.]*\s*$")  # "\frac{1}{3} \approx 0.33": the exact part
 _BREAKDOWN = re.compile(r"^(.*?\S)\s*[(（]([^()（）]*)[)）]$")  # "1600 (400 x 4)"
+_LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z ]{1,24}?\s*[:=]\s*(?!=)")  # "Max = 9", "Alice: 3" in a list
+_FUNC_DEF = re.compile(r"^([a-zA-Z])\s*\(\s*([a-zA-Z])\s*\)\s*=\s*(.+)$")  # f(x) = ...
 _NAME = re.compile(r"^(?:[a-zA-Z](?:_\{?\w+\}?)?|[a-zA-Z]\s*\([^()=]*\))$")  # y, a_n, f(x)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
 _ASSIGN = re.compile(
@@ -110,7 +112,10 @@ def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
     if m := _MATRIX.match(s):
         rows = [r.split("&") for r in m.group(2).split(r"\\") if r.strip()]
         shape = "x".join(str(len(r)) for r in rows)
-        return "matrix", [shape] + [c.strip() for r in rows for c in r]
+        cells = [c.strip() for r in rows for c in r]
+        if len(cells) >= 2 and (len(rows) == 1 or all(len(r) == 1 for r in rows)):
+            return "bracket:()", cells  # a column or row vector is the tuple of its entries
+        return "matrix", [shape] + cells
     if r"\cup" in s:
         return "union", [x.strip() for x in s.split(r"\cup")]
     if s.startswith(r"\{") and s.endswith(r"\}"):
@@ -131,7 +136,9 @@ def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
         return "scalar", [s]
     items = _split_top(_OR.sub(",", s))
     if len(items) >= 2 or _PM.search(s):
-        items = expand_pm([_strip_assign(x) for x in items])
+        items = expand_pm(
+            [_LABEL.sub("", _strip_assign(x)) if len(items) >= 2 else _strip_assign(x) for x in items]
+        )
         return ("list", items) if len(items) >= 2 else ("scalar", items)
     return "scalar", [s]
 
@@ -187,7 +194,7 @@ def _scalar_pairs(pairs: list[tuple[str, str]], deadline: float) -> list[bool]: 
     todo: list[int] = []
     for i, (p, g) in enumerate(pairs):
         p, g = _strip_assign(p) if "=" not in g else p, _strip_assign(g) if "=" not in p else g
-        p, g = _split_eq(p, g)
+        p, g = _split_eq(*_rename_bound(p, g))
         pairs[i] = (p, g)
         pc, gc = p.replace(" ", ""), g.replace(" ", "")
         if not pc or not gc:
@@ -267,6 +274,15 @@ def _match_pieces(ps: list[str], gs: list[str], deadline: float) -> bool:
             return False
         used.add(j)
     return True
+
+
+def _rename_bound(p: str, g: str) -> tuple[str, str]:
+    """``f(n) = 2n+1`` vs ``f(x) = 2x+1``: the same function; compare the bodies with one variable name."""
+    mp, mg = _FUNC_DEF.match(p), _FUNC_DEF.match(g)
+    if not (mp and mg) or mp.group(1) != mg.group(1):
+        return p, g
+    body = re.sub(rf"(?<![\\a-zA-Z]){mp.group(2)}(?![a-zA-Z])", mg.group(2), mp.group(3))
+    return body, mg.group(3)
 
 
 def _split_eq(p: str, g: str) -> tuple[str, str]:

@@ -31,8 +31,12 @@ MAX_BOXES = 32  # more boxes than this is answer spraying, not a solution
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 # All patterns are linear: no lazy group before an end anchor (``_tail`` trims in Python instead).
 _ANSWER_LINE = re.compile(
-    r"^[ \t>#*_]*(?:final[ \t]+answer|answer|答案|最终答案)[ \t*_]*[:：](.*)$", re.IGNORECASE | re.MULTILINE
+    r"^[ \t>#*_]*(?:final[ \t]+answer|answer|答案|最终答案)[ \t*_]*(?:[:：]|(?=[ \t]*(?:\$|\\\(|\\\[)))(.*)$",
+    re.IGNORECASE | re.MULTILINE,
 )
+_MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$\n]+?)\$", re.DOTALL)
+_CHAT_END = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id)\|>|\n(?:Human|User):")
+_NUM_TOKEN = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?(?:\s*(?:%|percent))?(?![\w])")
 _MINERVA = re.compile(r"(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]+is\b(.*)$", re.IGNORECASE)
 _HOPE = "i hope it is correct"
 _ZH_ANSWER = re.compile(r"(?:答案|结果)(?:是|为|应为)(.*)$")
@@ -226,6 +230,25 @@ def _answer_lines(final: str) -> list[str]:
     return out
 
 
+def last_answer(final: str) -> str | None:
+    """Flexible mode: with no answer marker, the last math span, else the one number of the last sentence.
+
+    >>> last_answer("So we find that $x < 3$."), last_answer("Thus there are 12 ways in all.")
+    ('x < 3', '12')
+    >>> last_answer("It is not 10 but 12.") is None  # two different numbers: no single final answer
+    True
+    """
+    final = _CHAT_END.split(final[-4000:], 1)[0].strip()
+    spans = [next(g for g in m.groups() if g is not None) for m in _MATH_SPAN.finditer(final)]
+    if spans:
+        return spans[-1].strip() or None
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+|\n+", final) if x.strip()]
+    if not sentences:
+        return None
+    nums = {re.sub(r"\s+", "", t) for t in _NUM_TOKEN.findall(sentences[-1])}
+    return nums.pop() if len(nums) == 1 else None
+
+
 def _last_box_end(text: str) -> int:
     """Index just after the closing brace of the last ``\\boxed{...}`` (or -1)."""
     starts = [m.end() for m in _BOX_CMD.finditer(text)]
@@ -258,6 +281,7 @@ def extract_final(
     allow_line: bool = True,
     allow_gsm8k: bool = False,
     agree: Agree | None = None,
+    allow_last: bool = False,
 ) -> Extraction:
     r"""Extract the single final answer of ``text`` (see the module docstring for the rules).
 
@@ -309,7 +333,8 @@ def extract_final(
         lines = _answer_lines(final) if allow_line else []
         gsm = [_tail(m.group(1)) for m in _GSM8K.finditer(final)] if allow_gsm8k else []
         if not lines and not gsm:
-            return Extraction(None, "none", "no answer found")
+            last = last_answer(final) if allow_last else None
+            return Extraction(last, "last") if last else Extraction(None, "none", "no answer found")
         res = _unique(gsm + lines, "gsm8k" if gsm else "line", agree)
     if res.pred is None:
         return res

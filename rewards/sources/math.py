@@ -6,6 +6,11 @@ compares it with the gold (``rewards.equiv``). Gold may be stored as MATH does (
 with ``\boxed{}``), as GSM8K does (``... #### 72``) or as a bare answer (DAPO-Math-17k, AIME); a
 list of golds credits an answer equivalent to any of them.
 
+With ``answer_mode="flexible"`` a response with no answer marker at all is read the way a person reads
+it: its last math span (``$...$``, ``\\(...\\)``, ``\\[...\\]``), else the single number of its last
+sentence (two different numbers there: no answer). Every other rule -- one final answer, hedges --
+stays.
+
 What it does not do: partial credit, or read answers from the reasoning of a ``<think>`` block.
 """
 
@@ -40,7 +45,12 @@ def gold_answer(ground_truth: Any) -> str:
 
 
 def _verify(
-    solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k: bool, rel_tol: float = 0.0
+    solution_str: str,
+    ground_truth: Any,
+    timeout_s: float,
+    allow_gsm8k: bool,
+    rel_tol: float = 0.0,
+    flexible: bool = False,
 ) -> dict[str, Any]:
     try:
         pool().ensure_started()  # once per process: the worker's start-up is not part of any call's limit
@@ -51,7 +61,7 @@ def _verify(
     def agree(a: str, b: str) -> bool:  # several spellings of one final answer
         return equivalent(a, b, max(1e-3, timeout_s - (time.monotonic() - t0)))
 
-    ex = extract_final(solution_str, allow_gsm8k=allow_gsm8k, agree=agree)
+    ex = extract_final(solution_str, allow_gsm8k=allow_gsm8k, agree=agree, allow_last=flexible)
     if ex.pred is None:
         return result(False, None, ex.reason)
     golds = [gold_answer(g) for g in _as_list(ground_truth)]
@@ -89,7 +99,14 @@ def verify_math(
     >>> verify_math(r"\boxed{3} or \boxed{4}", "3", {}, 1.0)["reason"]
     'several different final answers'
     """
-    return _verify(solution_str, ground_truth, timeout_s, True, float(extra_info.get("rel_tol", 0.0)))
+    return _verify(
+        solution_str,
+        ground_truth,
+        timeout_s,
+        True,
+        float(extra_info.get("rel_tol", 0.0)),
+        extra_info.get("answer_mode") == "flexible",
+    )
 
 
 @register("gsm8k", "openai/gsm8k")
@@ -101,7 +118,14 @@ def verify_gsm8k(
     >>> verify_gsm8k("48 + 24 = 72\\n#### 72", "#### 72", {}, 1.0)["acc"]
     True
     """
-    return _verify(solution_str, ground_truth, timeout_s, True, float(extra_info.get("rel_tol", 0.0)))
+    return _verify(
+        solution_str,
+        ground_truth,
+        timeout_s,
+        True,
+        float(extra_info.get("rel_tol", 0.0)),
+        extra_info.get("answer_mode") == "flexible",
+    )
 
 
 PREFIXES.add("aime", "math")
