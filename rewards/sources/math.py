@@ -72,6 +72,16 @@ def _verify(
     return result(acc, clean(ex.pred), "timeout" if timed_out() else "wrong answer")
 
 
+def _verify_with(
+    solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
+    """``_verify`` with the options ``compute_score`` put in ``extra_info`` (tolerance, answer mode)."""
+    flexible = extra_info.get("answer_mode") == "flexible"
+    return _verify(
+        solution_str, ground_truth, timeout_s, True, float(extra_info.get("rel_tol", 0.0)), flexible
+    )
+
+
 def _as_list(ground_truth: Any) -> list[Any]:
     """Several accepted golds may come as a list (or a numpy array from parquet)."""
     if hasattr(ground_truth, "tolist") and not isinstance(ground_truth, str):
@@ -99,14 +109,7 @@ def verify_math(
     >>> verify_math(r"\boxed{3} or \boxed{4}", "3", {}, 1.0)["reason"]
     'several different final answers'
     """
-    return _verify(
-        solution_str,
-        ground_truth,
-        timeout_s,
-        True,
-        float(extra_info.get("rel_tol", 0.0)),
-        extra_info.get("answer_mode") == "flexible",
-    )
+    return _verify_with(solution_str, ground_truth, extra_info, timeout_s)
 
 
 @register("gsm8k", "openai/gsm8k")
@@ -118,14 +121,7 @@ def verify_gsm8k(
     >>> verify_gsm8k("48 + 24 = 72\\n#### 72", "#### 72", {}, 1.0)["acc"]
     True
     """
-    return _verify(
-        solution_str,
-        ground_truth,
-        timeout_s,
-        True,
-        float(extra_info.get("rel_tol", 0.0)),
-        extra_info.get("answer_mode") == "flexible",
-    )
+    return _verify_with(solution_str, ground_truth, extra_info, timeout_s)
 
 
 PREFIXES.add("aime", "math")
