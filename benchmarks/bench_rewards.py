@@ -3,27 +3,31 @@
 Run: ``python -m benchmarks.bench_rewards`` (``make bench-rewards``). Two sets, reported apart:
 
 - **in-sample**: the tuning table ``tests/rewards/math_table.jsonl`` (labelled by this project while
-  building the verifier: a regression table, optimistic by construction);
-- **held-out**: ``benchmarks/heldout/*.jsonl``, (response, gold, label) cases transcribed from other
-  projects' verifier tests and a published hard-to-verify benchmark, with their original labels
-  (provenance in ``benchmarks/heldout/README.md``). Never used to design the verifier. Rows that
-  repeat a tuning-table case are left out of the held-out numbers (counted as ``overlap``).
+  building the verifier: a regression table, optimistic by construction); every row is a response;
+- **held-out**: ``benchmarks/heldout/*.jsonl``, cases written and labelled by other projects
+  (provenance and what each source is in ``benchmarks/heldout/README.md`` and ``sources.json``).
+  Never used to design the verifier. Rows repeating a tuning-table case are left out (listed).
 
-Every scorer sees the same input: the response (an already-extracted answer, ``response_kind ==
-"extracted"``, is wrapped as ``\\boxed{answer}``) and the gold. Each row is scored single-threaded
-after one warm-up call; the script reports n, false negatives (right answers scored 0), false
-positives (wrong answers credited), their rates, and p50/p99/max latency per call, per scorer, per
-set, per source and per answer format (a coarse class of the gold: integer, fraction, interval...).
-Results go to ``results/bench_rewards/<name>.json`` (``--out``) with the git commit, dirty flag,
-command, package versions, cores and load average; a table is printed.
+**Levels.** Every held-out case is scored at both levels, by every scorer:
+- ``answer``: the row's response is an answer string, compared with the gold by each scorer's
+  answer layer -- ours: ``rewards.equiv.equivalent`` (what ``compute_score`` runs after extraction),
+  both strings read as stored answers (``gold_answer``: a ``\\boxed{}`` is opened); math-verify:
+  ``parse`` + ``verify`` on both (a string with no ``$`` and no box is wrapped in ``\\boxed{}``);
+  veRL's scorers: their ``compute_score`` on ``\\boxed{answer}``;
+- ``response``: the row's response as written, through full extraction -- ours strict (default) and
+  ``answer_mode="flexible"``; math-verify ``parse(response)``; veRL's ``compute_score(response)``.
+The **protocol** result of a row is the one at the level its source defines (``sources.json``:
+answer-vs-answer harnesses at ``answer``, whole model responses at ``response``). Totals are given
+over all sources and **out of sample for both** ours and math-verify (a source that is a scorer's
+own regression suite, or informed its design, is left out), which is what targets are judged on.
 
-Scorers: ours (``rewards.compute_score``, default strict mode: only a marked final answer counts),
-ours in ``answer_mode="flexible"`` (also reads an unmarked final answer, as math-verify does), ours
-with the explicit numeric tolerance option (``--tolerance``), math-verify used as its README shows (``parse`` + ``verify``), veRL 0.9.1's
-``math_reward``, ``math_dapo`` and ``math_verify`` wrapper (``--only`` selects). veRL's
-``prime_math`` is never called: it runs ``eval()`` on model text.
+**Latency.** Our scorers run each pass twice: ``cold`` = a fresh worker process after
+``rewards.warmup()`` (what a training job has), first pass; ``warm`` = the same rows again (parse
+caches hit). Other scorers run once, in-process, after the sets before them.
 
-What it does not do: assert anything (a benchmark, not a test) or measure multi-threaded throughput.
+Results go to ``results/bench_rewards/<name>.json`` (``--out``, via ``write_results``) with commit,
+dirty flag, command, versions and machine, and the tables to ``<name>.md`` (``--render`` re-renders a
+file). What it does not do: assert anything (a benchmark, not a test), or measure throughput.
 """
 
 from __future__ import annotations
@@ -37,43 +41,17 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.heldout import golds, load_heldout, load_tuning, sources, split_overlap
+
 ROOT = Path(__file__).resolve().parent.parent
-TABLE = ROOT / "tests" / "rewards" / "math_table.jsonl"
-HELDOUT = ROOT / "benchmarks" / "heldout"
 RESULTS = ROOT / "results" / "bench_rewards"
-Scorer = Callable[[str, str, str], bool]
-
-
-def _compact(s: str) -> str:
-    return re.sub(r"[\s$]", "", s)
-
-
-def load_sets() -> tuple[list[dict], list[dict], int]:
-    """(in-sample rows, held-out rows without tuning-table repeats, number of repeats left out)."""
-    insample = [json.loads(x) for x in TABLE.read_text().splitlines()]
-    for r in insample:
-        r.update(source="tuning_table", response_kind="full")
-    seen = [(_compact(r["gold"]), _compact(r["response"])) for r in insample]
-    heldout: list[dict] = []
-    overlap = 0
-    for path in sorted(HELDOUT.glob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            r = json.loads(line)
-            g, p = _compact(r["gold"]), _compact(r["response"])
-            if any((g in sg or sg in g) and (p in sp or sp in p) for sg, sp in seen if g and p):
-                overlap += 1
-                continue
-            r.setdefault("data_source", "math")
-            heldout.append(r)
-    return insample, heldout, overlap
-
-
-def response_text(r: dict) -> str:
-    return "\\boxed{" + r["response"] + "}" if r.get("response_kind") == "extracted" else r["response"]
+Scorer = Callable[[str, dict], bool]  # (level, row) -> credited?
+OURS, MV = "ours", "math-verify"
+LIMIT_S = 1.0  # compute_score's default timeout_s
 
 
 _FORMATS: list[tuple[str, re.Pattern[str]]] = [
@@ -96,79 +74,121 @@ def answer_format(gold: str) -> str:
     g = gold.strip()
     if "####" in g:
         g = g.rsplit("####", 1)[1].strip()
+    if not g:
+        return "empty"
     for name, pat in _FORMATS:
         if pat.search(g):
-            if name == "expression" and not re.search(r"[a-zA-Z]{2}|[a-zA-Z]", re.sub(r"\\[a-z]+", "", g)):
+            if name == "expression" and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-z]+", "", g)):
                 return "constant"
             return name
     return "other"
 
 
-def _scorers(tolerance: float) -> dict[str, Scorer]:
+def _fmt_of(r: dict) -> str:
+    return answer_format(golds(r)[0])
+
+
+def _wrap(s: str) -> str:
+    """An answer string as math-verify is shown a gold: boxed unless it has ``$`` or a box already."""
+    return s if ("$" in s or "\\boxed" in s) else "\\boxed{" + s + "}"
+
+
+def _boxed(s: str) -> str:
+    return s if "\\boxed" in s else "\\boxed{" + s + "}"
+
+
+def _scorers(tolerance: float) -> dict[str, Scorer]:  # noqa: C901 - one closure per scorer
     import rewards
-    from rewards.registry import resolve
+    from rewards.equiv import equivalent
     from rewards.sources.math import gold_answer
 
-    rewards.warmup()  # start the SymPy worker, as the training engines do before scoring
+    def _ours(mode: str, rel_tol: float = 0.0) -> Scorer:
+        def score(level: str, r: dict) -> bool:
+            gs = golds(r)
+            if level == "answer":
+                pred = gold_answer(r["response"])
+                return any(equivalent(pred, gold_answer(g), LIMIT_S, rel_tol) for g in gs)
+            gt = gs if isinstance(r["gold"], list) else gs[0]
+            out = rewards.compute_score(
+                r["data_source"], r["response"], gt, answer_mode=mode, rel_tol=rel_tol
+            )
+            return bool(out["acc"])
 
-    def ours(ds: str, resp: str, gold: str) -> bool:
-        return bool(rewards.compute_score(ds, resp, gold)["acc"])
+        return score
 
-    def ours_flex(ds: str, resp: str, gold: str) -> bool:
-        mode = "flexible" if resolve(ds)[0] in rewards.FLEXIBLE_SOURCES else "strict"
-        return bool(rewards.compute_score(ds, resp, gold, answer_mode=mode)["acc"])
-
-    def ours_tol(ds: str, resp: str, gold: str) -> bool:
-        return bool(rewards.compute_score(ds, resp, gold, rel_tol=tolerance)["acc"])
-
-    def math_verify(ds: str, resp: str, gold: str) -> bool:
+    def math_verify(level: str, r: dict) -> bool:
         from math_verify import parse, verify
 
-        g = gold_answer(gold)
-        gp = parse(g) if ("$" in g or "\\boxed" in g) else parse("\\boxed{" + g + "}")
-        p = parse(resp)
-        return bool(gp and p and verify(gp, p))
+        pred = parse(_wrap(r["response"]) if level == "answer" else r["response"])
+        return bool(pred) and any(
+            bool(gp) and verify(gp, pred) for gp in (parse(_wrap(gold_answer(g))) for g in golds(r))
+        )
 
-    def verl_math_reward(ds: str, resp: str, gold: str) -> bool:
+    def _verl(call: Callable[[str, str], bool]) -> Scorer:
+        def score(level: str, r: dict) -> bool:
+            resp = _boxed(r["response"]) if level == "answer" else r["response"]
+            return any(call(resp, gold_answer(g)) for g in golds(r))
+
+        return score
+
+    def verl_math_reward(resp: str, gold: str) -> bool:
         from verl.utils.reward_score import math_reward
 
-        return math_reward.compute_score(resp, gold_answer(gold)) == 1.0
+        return math_reward.compute_score(resp, gold) == 1.0
 
-    def verl_math_dapo(ds: str, resp: str, gold: str) -> bool:
+    def verl_math_dapo(resp: str, gold: str) -> bool:
         from verl.utils.reward_score import math_dapo
 
-        return bool(math_dapo.compute_score(resp, gold_answer(gold))["acc"])
+        return bool(math_dapo.compute_score(resp, gold)["acc"])
 
-    def verl_math_verify(ds: str, resp: str, gold: str) -> bool:
+    def verl_math_verify(resp: str, gold: str) -> bool:
         from verl.utils.reward_score import math_verify as mv
 
-        return mv.compute_score(resp, gold_answer(gold)) == 1.0
+        return mv.compute_score(resp, gold) == 1.0
 
-    out = {"ours": ours, "ours (answer_mode=flexible)": ours_flex}
+    out: dict[str, Scorer] = {OURS: _ours("strict"), f"{OURS} (answer_mode=flexible)": _ours("flexible")}
     if tolerance > 0:
-        out[f"ours (rel_tol={tolerance:g})"] = ours_tol
-    out.update(
-        {
-            "math-verify": math_verify,
-            "veRL math_reward": verl_math_reward,
-            "veRL math_dapo": verl_math_dapo,
-            "veRL math_verify wrapper": verl_math_verify,
-        }
-    )
+        out[f"{OURS} (rel_tol={tolerance:g})"] = _ours("strict", tolerance)
+    out[MV] = math_verify
+    out["veRL math_reward"] = _verl(verl_math_reward)
+    out["veRL math_dapo"] = _verl(verl_math_dapo)
+    out["veRL math_verify wrapper"] = _verl(verl_math_verify)
     return out
 
 
-def _score_rows(fn: Scorer, rows: list[dict]) -> list[tuple[bool, float]]:
-    fn("math", r"\boxed{1}", "1")  # warm-up (imports, worker start-up)
+def _pass(fn: Scorer, level: str, rows: list[dict]) -> list[tuple[bool, float]]:
     out = []
     for r in rows:
         t = time.perf_counter()
         try:
-            got = bool(fn(r["data_source"], response_text(r), r["gold"]))
+            got = bool(fn(level, r))
         except Exception:  # noqa: BLE001 - a scorer that raises scores 0
             got = False
         out.append((got, time.perf_counter() - t))
     return out
+
+
+def _fresh_worker() -> None:
+    """A new SymPy worker with empty caches, warmed as a training job warms it (``rewards.warmup``)."""
+    import rewards
+    from rewards.worker import reset_pool
+
+    reset_pool()
+    rewards.warmup()
+
+
+def score_rows(
+    name: str, fn: Scorer, level: str, rows: list[dict]
+) -> tuple[list[bool], dict[str, list[float]]]:
+    """Verdicts and per-call latencies: cold and warm passes for our scorers, one pass for the others."""
+    if name.startswith(OURS):
+        _fresh_worker()
+        cold = _pass(fn, level, rows)
+        warm = _pass(fn, level, rows)
+        return [g for g, _ in cold], {"cold": [t for _, t in cold], "warm": [t for _, t in warm]}
+    fn(level, {"response": "1", "gold": "1", "data_source": "math"})  # imports, pools
+    once = _pass(fn, level, rows)
+    return [g for g, _ in once], {"single": [t for _, t in once]}
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -176,12 +196,21 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
-def summarize(rows: Iterable[dict], scored: Iterable[tuple[bool, float]], limit_s: float) -> dict[str, Any]:
-    """n, FN, FP, their rates and latency percentiles of one group of rows."""
-    rows, scored = list(rows), list(scored)
-    pos = [g for r, (g, _) in zip(rows, scored, strict=True) if r["label"]]
-    neg = [g for r, (g, _) in zip(rows, scored, strict=True) if not r["label"]]
-    lat = [t for _, t in scored]
+def latency(ts: list[float]) -> dict[str, Any]:
+    """p50 / p99 / max in ms and the number of calls over the time limit."""
+    return {
+        "n": len(ts),
+        "p50": 1000 * statistics.median(ts) if ts else None,
+        "p99": 1000 * _pct(ts, 0.99) if ts else None,
+        "max": 1000 * max(ts) if ts else None,
+        "over_limit": sum(t > LIMIT_S for t in ts),
+    }
+
+
+def summarize(rows: list[dict], got: list[bool]) -> dict[str, Any]:
+    """n, FN, FP and their rates of one group of rows."""
+    pos = [g for r, g in zip(rows, got, strict=True) if r["label"]]
+    neg = [g for r, g in zip(rows, got, strict=True) if not r["label"]]
     fn, fp = sum(not g for g in pos), sum(g for g in neg)
     return {
         "n": len(rows),
@@ -191,25 +220,29 @@ def summarize(rows: Iterable[dict], scored: Iterable[tuple[bool, float]], limit_
         "FP": fp,
         "FN_rate": fn / len(pos) if pos else None,
         "FP_rate": fp / len(neg) if neg else None,
-        "latency_ms": {
-            "p50": 1000 * statistics.median(lat) if lat else None,
-            "p99": 1000 * _pct(lat, 0.99),
-            "max": 1000 * max(lat) if lat else None,
-            "over_limit": sum(t > limit_s for t in lat),
-        },
     }
 
 
-def grouped(
-    rows: list[dict], scored: list[tuple[bool, float]], key: Callable[[dict], str], limit_s: float
-) -> dict:
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(rows):
-        groups[key(r)].append(i)
+def breakdown(rows: list[dict], got: list[bool]) -> dict[str, Any]:
+    """All rows, per source, per answer format, and the ids the scorer got wrong."""
+
+    def grouped(key: Callable[[dict], str]) -> dict[str, Any]:
+        idx: dict[str, list[int]] = defaultdict(list)
+        for i, r in enumerate(rows):
+            idx[key(r)].append(i)
+        return {k: summarize([rows[i] for i in v], [got[i] for i in v]) for k, v in sorted(idx.items())}
+
     return {
-        k: summarize([rows[i] for i in idx], [scored[i] for i in idx], limit_s)
-        for k, idx in sorted(groups.items())
+        "all": summarize(rows, got),
+        "by_source": grouped(lambda r: r["source"]),
+        "by_format": grouped(_fmt_of),
+        "misses": [r["id"] for r, g in zip(rows, got, strict=True) if g != r["label"]],
     }
+
+
+def _subset(rows: list[dict], got: list[bool], keep: Callable[[dict], bool]) -> dict[str, Any]:
+    pairs = [(r, g) for r, g in zip(rows, got, strict=True) if keep(r)]
+    return summarize([r for r, _ in pairs], [g for _, g in pairs])
 
 
 def _git(*args: str) -> str:
@@ -248,30 +281,46 @@ def write_results(payload: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def _fmt(s: dict[str, Any]) -> str:
-    fnr = "-" if s["FN_rate"] is None else f"{100 * s['FN_rate']:.1f}"
-    fpr = "-" if s["FP_rate"] is None else f"{100 * s['FP_rate']:.1f}"
-    return f"{s['n']:5d} {s['FN']:4d} ({fnr:>5}%) {s['FP']:4d} ({fpr:>5}%)"
+def _protocol(rows: list[dict], by_level: dict[str, list[bool]]) -> list[bool]:
+    """Each row's verdict at the level its source defines."""
+    return [by_level[r["level"]][i] for i, r in enumerate(rows)]
 
 
-def print_table(res: dict[str, Any]) -> None:
-    for set_name, per_scorer in res["sets"].items():
-        names = list(per_scorer)
-        print(f"\n== {set_name}  (cells: n FN (FN%) FP (FP%))")
-        print(f"{'group':40s} | " + " | ".join(f"{n[:30]:>30s}" for n in names))
-        keys = [("all", None)] + [
-            (f"source={k}", ("by_source", k)) for k in per_scorer[names[0]]["by_source"]
-        ]
-        keys += [(f"format={k}", ("by_format", k)) for k in per_scorer[names[0]]["by_format"]]
-        for label, path in keys:
-            cells = [per_scorer[n]["all"] if path is None else per_scorer[n][path[0]][path[1]] for n in names]
-            print(f"{label[:40]:40s} | " + " | ".join(f"{_fmt(c):>30s}" for c in cells))
-        lat = " | ".join(
-            f"{n[:20]}: p50 {s['all']['latency_ms']['p50']:.1f} p99 {s['all']['latency_ms']['p99']:.1f} "
-            f"max {s['all']['latency_ms']['max']:.0f} ms"
-            for n, s in per_scorer.items()
+def run(scorers: dict[str, Scorer], insample: list[dict], heldout: list[dict]) -> dict[str, Any]:
+    """Score both sets with every scorer; the ``in_sample``/``held_out``/``totals``/``latency_ms`` parts."""
+    srcs = sources()
+    out: dict[str, Any] = {"in_sample": {}, "held_out": {}, "totals": {}, "latency_ms": {}}
+    both = [s for s in srcs.values() if not (s.seen_by(OURS) or s.seen_by(MV))]
+    for name, fn in scorers.items():
+        got_in, lat_in = score_rows(name, fn, "response", insample)
+        by_level, lat_lv = {}, {}
+        for level in ("answer", "response"):
+            by_level[level], lat_lv[level] = score_rows(name, fn, level, heldout)
+        proto = _protocol(heldout, by_level)
+        out["in_sample"][name] = {"response": breakdown(insample, got_in)}
+        out["held_out"][name] = {lv: breakdown(heldout, g) for lv, g in by_level.items()}
+        out["held_out"][name]["protocol"] = breakdown(heldout, proto)
+        out["totals"][name] = {
+            "all": summarize(heldout, proto),
+            "out_of_sample_for_both": _subset(heldout, proto, lambda r: srcs[r["source"]] in both),
+            "out_of_sample_for_it": _subset(
+                heldout, proto, lambda r, n=name: not srcs[r["source"]].seen_by(n)
+            ),
+        }
+        out["latency_ms"][name] = {
+            "in_sample": {k: latency(v) for k, v in lat_in.items()},
+            "held_out_protocol": {
+                k: latency([lat_lv[r["level"]][k][i] for i, r in enumerate(heldout)]) for k in lat_in
+            },
+        }
+        t = out["totals"][name]
+        print(
+            f"{name:34s} in-sample FN {out['in_sample'][name]['response']['all']['FN']:4d} | held-out "
+            f"protocol FN {t['all']['FN']}/{t['all']['n_pos']} FP {t['all']['FP']}/{t['all']['n_neg']} | "
+            f"out-of-sample-for-both FN {t['out_of_sample_for_both']['FN']}",
+            flush=True,
         )
-        print(f"latency: {lat}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -288,36 +337,32 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--out", default="latest", help="results file name under results/bench_rewards/ (without .json)"
     )
+    ap.add_argument("--render", default="", help="only re-render the tables of an existing results JSON")
     args = ap.parse_args(argv)
-    insample, heldout, overlap = load_sets()
-    limit_s = 1.0  # compute_score's default timeout_s
-    sets = {"in_sample": insample, "held_out": heldout}
+    from benchmarks.heldout.report import render
+
+    if args.render:
+        res = json.loads(Path(args.render).read_text())
+        print(render(res))
+        return res
+    insample, (heldout, left_out) = load_tuning(), split_overlap(load_heldout(), load_tuning())
+    srcs = sources()
     res: dict[str, Any] = {
         "provenance": provenance(),
-        "limit_s": limit_s,
-        "held_out_overlap_left_out": overlap,
-        "sets": {k: {} for k in sets},
+        "limit_s": LIMIT_S,
+        "sources": {n: {**s.__dict__, "n": sum(r["source"] == n for r in heldout)} for n, s in srcs.items()},
+        "held_out_left_out_as_tuning_repeats": left_out,
     }
-    t_cpu, t_wall = time.process_time(), time.perf_counter()
     only = [s for s in args.only.split(",") if s]
-    for name, fn in _scorers(args.tolerance).items():
-        if only and not any(s in name for s in only):
-            continue
-        for set_name, rows in sets.items():
-            scored = _score_rows(fn, rows)
-            res["sets"][set_name][name] = {
-                "all": summarize(rows, scored, limit_s),
-                "by_source": grouped(rows, scored, lambda r: r["source"], limit_s),
-                "by_format": grouped(rows, scored, lambda r: answer_format(r["gold"]), limit_s),
-                "misses": [r["id"] for r, (g, _) in zip(rows, scored, strict=True) if g != r["label"]],
-            }
-            print(f"{name:32s} {set_name:10s} {_fmt(res['sets'][set_name][name]['all'])}", flush=True)
+    chosen = {k: v for k, v in _scorers(args.tolerance).items() if not only or any(s in k for s in only)}
+    t_cpu, t_wall = time.process_time(), time.perf_counter()
+    res.update(run(chosen, insample, heldout))
     res["cpu_s"], res["wall_s"] = time.process_time() - t_cpu, time.perf_counter() - t_wall
     path = write_results(res, RESULTS / f"{args.out}.json")
-    print_table(res)
-    print(
-        f"\nheld-out rows repeating a tuning-table case, left out: {overlap}\nwrote {path.relative_to(ROOT)}"
-    )
+    table = render(res)
+    path.with_suffix(".md").write_text(table)
+    print(table)
+    print(f"\nleft out as tuning-table repeats: {len(left_out)}\nwrote {path.relative_to(ROOT)} (+ .md)")
     return res
 
 

@@ -257,6 +257,15 @@ def pool() -> WorkerPool:
         return _POOL
 
 
+def reset_pool() -> None:
+    """Kill this process's workers and forget them: the next ``pool()`` starts fresh ones (cold caches)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is not None and _POOL.pid == os.getpid():
+            _POOL.close()
+        _POOL = None
+
+
 @atexit.register
 def _shutdown() -> None:
     if _POOL is not None and _POOL.pid == os.getpid():
