@@ -100,6 +100,7 @@ def _boxed(s: str) -> str:
 def _scorers(tolerance: float) -> dict[str, Scorer]:  # noqa: C901 - one closure per scorer
     import rewards
     from rewards.equiv import equivalent
+    from rewards.registry import resolve
     from rewards.sources.math import gold_answer
 
     def _ours(mode: str, rel_tol: float = 0.0) -> Scorer:
@@ -109,9 +110,9 @@ def _scorers(tolerance: float) -> dict[str, Scorer]:  # noqa: C901 - one closure
                 pred = gold_answer(r["response"])
                 return any(equivalent(pred, gold_answer(g), LIMIT_S, rel_tol) for g in gs)
             gt = gs if isinstance(r["gold"], list) else gs[0]
-            out = rewards.compute_score(
-                r["data_source"], r["response"], gt, answer_mode=mode, rel_tol=rel_tol
-            )
+            ds = r["data_source"]
+            m = mode if resolve(ds)[0] in rewards.FLEXIBLE_SOURCES else "strict"  # flexible where it exists
+            out = rewards.compute_score(ds, r["response"], gt, answer_mode=m, rel_tol=rel_tol)
             return bool(out["acc"])
 
         return score

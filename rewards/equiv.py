@@ -1,28 +1,30 @@
 r"""Is an extracted answer equivalent to the gold answer? Structure first, then scalars.
 
-What it does: cleans both sides (``rewards.normalize``), recognises the answer's structure from
-the gold -- empty set / "no solution", multiple-choice letter, words, matrix, union of intervals,
-set ``\{..\}``, interval or tuple ``(a, b]`` (brackets must match), bare comma list (unordered,
-"or"/"and" count as commas), ``\pm`` -- and compares element by element. Scalars are compared
-exactly: plain numbers in-process with ``Fraction`` (microseconds; percent aware, no
-tolerance: 1600.1 is not 1600), anything symbolic (radicals, pi, exponents, expressions,
-equations) in the bounded worker with SymPy (``rewards.symbolic``). ``x = 3`` matches ``3``.
+What it does: cleans both sides (``rewards.normalize``), reads what a person drops around an answer
+(an approximation after an exact value, a bracketed breakdown), decides the forms read by rules
+(clock times, ratios, choice letters, words, number words), relations and sets in any notation
+(``rewards.sets``), then recognises the answer's structure from the gold -- empty set / "no
+solution", matrix, union of intervals, set ``\{..\}``, interval or tuple ``(a, b]`` (brackets must
+match), bare comma list (unordered, "or"/"and" count as commas), ``\pm`` -- and compares element by
+element. Single values go to ``rewards.scalars``: exact, plain numbers in-process, anything symbolic
+in the bounded SymPy worker. ``x = 3`` matches ``3``.
 
-What it does not do: approximate answers (0.333 is not 1/3; 1.414 is not sqrt 2), inequalities vs
-intervals (``x > 3`` vs ``(3, \infty)``), or units conversion (5 m is not 500 cm).
+What it does not do: approximate answers (0.333 is not 1/3; 1.414 is not sqrt 2) unless the caller
+passes ``rel_tol``, or units conversion (5 m is not 500 cm).
 """
 
 from __future__ import annotations
 
 import re
-import threading
 import time
-from fractions import Fraction
 
+from rewards import scalars
 from rewards.forms import clock_time, ratio
-from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
+from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, split_top
+from rewards.scalars import assignment, begin, num_equal, scalar_pairs, strip_assign, timed_out
 from rewards.sets import as_interval_set, expand_pm
-from rewards.worker import pool
+
+__all__ = ["equivalent", "timed_out"]
 
 _EMPTY = {
     r"\emptyset",
@@ -53,34 +55,10 @@ _SETLIKE = re.compile(r"<|>|\\leq|\\geq|\\ne(?![a-zA-Z])|\\in(?![a-zA-Z])|\\cup|
 _APPROX = re.compile(r"\s*(?:\\approx|≈)\s*[+-]?\d[\d.]*\s*$")  # "\frac{1}{3} \approx 0.33": the exact part
 _BREAKDOWN = re.compile(r"^(.*?\S)\s*[(（]([^()（）]*)[)）]$")  # "1600 (400 x 4)"
 _LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z ]{1,24}?\s*[:=]\s*(?!=)")  # "Max = 9", "Alice: 3" in a list
-_FUNC_DEF = re.compile(r"^([a-zA-Z])\s*\(\s*([a-zA-Z])\s*\)\s*=\s*(.+)$")  # f(x) = ...
-_NAME = re.compile(r"^(?:[a-zA-Z](?:_\{?\w+\}?)?|[a-zA-Z]\s*\([^()=]*\))$")  # y, a_n, f(x)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
-_ASSIGN = re.compile(
-    r"^\s*([a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\))\s*(?:=|\\in(?![a-zA-Z]))\s*(?!=)(.+)$"
-)
 _MATRIX = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
-_TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
 _OR = re.compile(r"\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*", re.IGNORECASE)
 _PM = re.compile(r"\\pm|±|\\mp|∓")
-_STATE = threading.local()
-_MARGIN_S = 0.01  # leave time to kill a worker and answer within the caller's limit
-_MAX_DEPTH = 40
-
-
-def _split_top(s: str, sep: str = ",") -> list[str]:
-    """Split on ``sep`` outside (), [], {} -- linear."""
-    out, depth, start = [], 0, 0
-    for i, c in enumerate(s):
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == sep and depth == 0:
-            out.append(s[start:i])
-            start = i + 1
-    out.append(s[start:])
-    return [x.strip() for x in out]
 
 
 def _closes_at_end(s: str) -> bool:
@@ -96,17 +74,6 @@ def _closes_at_end(s: str) -> bool:
     return False
 
 
-_ASSIGN_REV = re.compile(r"^([^=<>]+?)\s*=\s*([a-zA-Z])\s*$")  # "3 = x"
-
-
-def _strip_assign(s: str) -> str:
-    m = _ASSIGN.match(s)
-    if m:
-        return m.group(2).strip()
-    m = _ASSIGN_REV.match(s)
-    return m.group(1).strip() if m else s
-
-
 def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
     """Classify a cleaned answer: (kind, items). Kinds: scalar, list, set, bracket:<o><c>, matrix, union."""
     if m := _MATRIX.match(s):
@@ -120,113 +87,27 @@ def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
         return "union", [x.strip() for x in s.split(r"\cup")]
     if s.startswith(r"\{") and s.endswith(r"\}"):
         inner = s[2:-2].strip()
-        return "set", expand_pm([x for x in _split_top(_OR.sub(",", inner)) if x]) if inner else []
+        return "set", expand_pm([x for x in split_top(_OR.sub(",", inner)) if x]) if inner else []
     if (
         len(s) >= 2
         and s[0] in "(["
         and s[-1] in ")]"
         and _closes_at_end(s.replace(r"\{", "").replace(r"\}", ""))
     ):
-        items = _split_top(s[1:-1])
+        items = split_top(s[1:-1])
         if len(items) >= 2 and _PM.search(s) and s[0] + s[-1] == "()":
             return "list", expand_pm([s])  # (\pm 2, 0): two points
         if len(items) >= 2:
             return f"bracket:{s[0]}{s[-1]}", items
     if thousands and parse_number(s) is not None:
         return "scalar", [s]
-    items = _split_top(_OR.sub(",", s))
+    items = split_top(_OR.sub(",", s))
     if len(items) >= 2 or _PM.search(s):
         items = expand_pm(
-            [_LABEL.sub("", _strip_assign(x)) if len(items) >= 2 else _strip_assign(x) for x in items]
+            [_LABEL.sub("", strip_assign(x)) if len(items) >= 2 else strip_assign(x) for x in items]
         )
         return ("list", items) if len(items) >= 2 else ("scalar", items)
     return "scalar", [s]
-
-
-def _num_equal(p: tuple[Fraction, bool], g: tuple[Fraction, bool], rel_tol: float = 0.0) -> bool:
-    (pv, pp), (gv, gp) = p, g
-    cands = [(pv, gv)]  # 25% vs 25, 25 vs 25%: the percent sign is a unit
-    if pp and not gp:
-        cands.append((pv / 100, gv))
-    if gp and not pp:
-        cands.append((pv, gv / 100))
-    tol = Fraction(rel_tol)
-    return any(a == b or (tol > 0 and abs(a - b) <= tol * abs(b)) for a, b in cands)
-
-
-def _rel_tol() -> float:
-    return float(getattr(_STATE, "rel_tol", 0.0))
-
-
-def timed_out() -> bool:
-    """Did the last ``equivalent`` call in this thread hit its time limit?"""
-    return bool(getattr(_STATE, "timed_out", False))
-
-
-def _depth(s: str) -> int:
-    depth = best = 0
-    for c in s:
-        if c in "([{":
-            depth += 1
-            best = max(best, depth)
-        elif c in ")]}":
-            depth -= 1
-    return best
-
-
-def _unsafe(s: str) -> bool:
-    """Power towers, huge exponents, deep nesting: never handed to SymPy."""
-    return bool(_TOWER.search(s)) or s.count("{") > 200 or _depth(s) > _MAX_DEPTH
-
-
-def _sympy_ready(s: str) -> str:
-    """Plain numbers become exact LaTeX fractions (so ``1e-3`` is not read as ``e - 3``)."""
-    num = parse_number(s)
-    if num is None:
-        return s.replace("\\%", "")
-    v = num[0] / 100 if num[1] else num[0]
-    return f"\\frac{{{v.numerator}}}{{{v.denominator}}}" if v.denominator != 1 else str(v.numerator)
-
-
-def _scalar_pairs(pairs: list[tuple[str, str]], deadline: float) -> list[bool]:  # noqa: C901
-    """Decide many (pred, gold) scalar pairs; symbolic ones in one worker round trip."""
-    results: list[bool | None] = []
-    todo: list[int] = []
-    for i, (p, g) in enumerate(pairs):
-        p, g = _strip_assign(p) if "=" not in g else p, _strip_assign(g) if "=" not in p else g
-        p, g = _split_eq(*_rename_bound(p, g))
-        pairs[i] = (p, g)
-        pc, gc = p.replace(" ", ""), g.replace(" ", "")
-        if not pc or not gc:
-            results.append(False)
-            continue
-        if pc == gc:
-            results.append(True)
-            continue
-        pn, gn = parse_number(p), parse_number(g)
-        if pn is not None and gn is not None:
-            results.append(_num_equal(pn, gn, _rel_tol()))
-            continue
-        if _unsafe(p) or _unsafe(g) or (gn is not None and re.fullmatch(r"[\d.,\s+-]+", p)):
-            results.append(False)
-            continue
-        results.append(None)
-        todo.append(i)
-    if todo:
-        req = [[_sympy_ready(pairs[i][0]), _sympy_ready(pairs[i][1])] for i in todo]
-        try:
-            left = deadline - time.monotonic() - _MARGIN_S
-            if left <= 0:
-                raise TimeoutError
-            got = pool().call("scalars_equal", [req, _rel_tol()], left)
-        except TimeoutError:
-            _STATE.timed_out = True
-            got = [False] * len(todo)
-        except RuntimeError:
-            got = [False] * len(todo)
-        for i, r in zip(todo, got, strict=True):
-            results[i] = bool(r)
-    return [bool(r) for r in results]
 
 
 def _match_unordered(ps: list[str], gs: list[str], deadline: float) -> bool:
@@ -236,7 +117,7 @@ def _match_unordered(ps: list[str], gs: list[str], deadline: float) -> bool:
         return sorted(x.replace(" ", "") for x in ps) == sorted(x.replace(" ", "") for x in gs)
     if any(_structure(x, thousands=False)[0] != "scalar" for x in ps + gs):
         return _match_pieces(ps, gs, deadline)  # a list of tuples / intervals: element by element
-    grid = _scalar_pairs([(p, g) for p in ps for g in gs], deadline)
+    grid = scalar_pairs([(p, g) for p in ps for g in gs], deadline)
     used: set[int] = set()
     for i in range(len(ps)):
         j = next((j for j in range(len(gs)) if j not in used and grid[i * len(gs) + j]), None)
@@ -259,7 +140,7 @@ def _match_pieces(ps: list[str], gs: list[str], deadline: float) -> bool:
             if pk == gk and len(pi) == len(gi):
                 spans[i, j] = (len(batch), len(batch) + len(pi))
                 batch.extend(zip(pi, gi, strict=True))
-    got = _scalar_pairs(batch, deadline) if batch else []
+    got = scalar_pairs(batch, deadline) if batch else []
     used: set[int] = set()
     for i in range(len(ps)):
         j = next(
@@ -276,30 +157,10 @@ def _match_pieces(ps: list[str], gs: list[str], deadline: float) -> bool:
     return True
 
 
-def _rename_bound(p: str, g: str) -> tuple[str, str]:
-    """``f(n) = 2n+1`` vs ``f(x) = 2x+1``: the same function; compare the bodies with one variable name."""
-    mp, mg = _FUNC_DEF.match(p), _FUNC_DEF.match(g)
-    if not (mp and mg) or mp.group(1) != mg.group(1):
-        return p, g
-    body = re.sub(rf"(?<![\\a-zA-Z]){mp.group(2)}(?![a-zA-Z])", mg.group(2), mp.group(3))
-    return body, mg.group(3)
-
-
-def _split_eq(p: str, g: str) -> tuple[str, str]:
-    """``y = 2x+1`` vs ``y = 1+2x``: when one side of two equations agrees, compare the other side only."""
-    ps, gs = _split_top(p, "="), _split_top(g, "=")
-    if len(ps) == len(gs) == 2:  # only a shared *name* (y, f(x)); 34x+...=0 vs -34x-...=0 is a relation
-        if ps[0].replace(" ", "") == gs[0].replace(" ", "") and _NAME.match(ps[0]):
-            return ps[1], gs[1]
-        if ps[1].replace(" ", "") == gs[1].replace(" ", "") and _NAME.match(ps[1]):
-            return ps[0], gs[0]
-    return p, g
-
-
 def _last_side(p: str) -> str:
     """``5+5+1 = 11`` -> ``11`` (a derivation ending in its value); ``72 = 73`` stays as it is."""
-    sides = _split_top(p, "=")
-    if len(sides) < 2 or not sides[-1] or len(_split_top(_OR.sub(",", p))) > 1:  # lists keep their "x = "
+    sides = split_top(p, "=")
+    if len(sides) < 2 or not sides[-1] or len(split_top(_OR.sub(",", p))) > 1:  # lists keep their "x = "
         return p
     nums = {parse_number(x) for x in sides if parse_number(x) is not None}
     return sides[-1] if len(nums) <= 1 else p
@@ -327,7 +188,7 @@ def _special_forms(p: str, g: str) -> bool | None:
         return pm.group(k).upper() == m.group(1)
     pn, gn = parse_number(p), parse_number(g)
     if pn is not None and gn is not None:  # "five" vs "5", "One thousand ..." vs "1625"
-        return _num_equal(pn, gn, _rel_tol())
+        return num_equal(pn, gn, scalars.rel_tol())
     if _WORDS.fullmatch(g) or g.lower() in ("yes", "no"):
         return re.sub(r"[^a-z0-9]", "", p.lower()) == re.sub(r"[^a-z0-9]", "", g.lower())
     return None
@@ -346,7 +207,7 @@ def _as_sets(p: str, g: str, deadline: float) -> bool | None:
     """Relations and sets in any notation: relation vs relation first, then both as interval sets."""
     if not (_SETLIKE.search(g) or _SETLIKE.search(p)):
         return None
-    if _REL.search(g) and _REL.search(p) and _scalar_pairs([(p, g)], deadline)[0]:
+    if _REL.search(g) and _REL.search(p) and scalar_pairs([(p, g)], deadline)[0]:
         return True  # -x > -1 vs x < 1; 2y > 4 vs y > 2 (worker: up to a factor, sign-aware)
     sp, sg = as_interval_set(p), as_interval_set(g)
     sp = sp if sp is not None else (p if "\\cup" in p or p[:1] in "([" else None)
@@ -379,8 +240,7 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
     (True, True, False)
     """
     deadline = time.monotonic() + timeout_s
-    _STATE.timed_out = False
-    _STATE.rel_tol = float(rel_tol)
+    begin(rel_tol)
     if len(pred) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
         return False
     p, g = clean(pred), clean(gold)
@@ -393,13 +253,13 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
     p, g = _surroundings(p, g)
     if (decided := _special_forms(p, g)) is not None:
         return decided
-    named = len(_split_top(p)) > 1 and all(_ASSIGN.match(x) for x in _split_top(p))
+    named = len(split_top(p)) > 1 and all(assignment(x) for x in split_top(p))
     if (decided := _as_sets(p, g, deadline)) is not None:
         return decided
     if "=" not in g and "\\in" not in g:
-        p = _last_side(_strip_assign(p))
+        p = _last_side(strip_assign(p))
     elif "=" not in p and "\\in" not in p:
-        g = _strip_assign(g)
+        g = strip_assign(g)
     if (
         parse_number(g) is not None
         and parse_number(p) is None
@@ -422,7 +282,7 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
     if gk == "union":
         return _match_pieces(pi, gi, deadline)
     if gk == "scalar":
-        return _scalar_pairs([(pi[0], gi[0])], deadline)[0]
+        return scalar_pairs([(pi[0], gi[0])], deadline)[0]
     if gk == "matrix" and pi[0] != gi[0]:
         return False
-    return all(_scalar_pairs(list(zip(pi, gi, strict=True)), deadline))
+    return all(scalar_pairs(list(zip(pi, gi, strict=True)), deadline))

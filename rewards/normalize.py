@@ -214,6 +214,25 @@ def _balanced(s: str) -> bool:
     return depth == 0
 
 
+def split_top(s: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside (), [], {} -- linear; items stripped.
+
+    >>> split_top("(1, 2), 3")
+    ['(1, 2)', '3']
+    """
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(s):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            out.append(s[start:i])
+            start = i + 1
+    out.append(s[start:])
+    return [x.strip() for x in out]
+
+
 def compact(s: str) -> str:
     """``clean`` without any whitespace (for string comparison)."""
     return clean(s).replace(" ", "")
