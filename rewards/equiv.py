@@ -19,10 +19,10 @@ import re
 import time
 
 from rewards import scalars
-from rewards.forms import clock_time, ratio
-from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, split_top
+from rewards.forms import clock_time, phrase_value, qualifiers, ratio, rename_parameter
+from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, split_top, squash, strip_units
 from rewards.scalars import assignment, begin, num_equal, scalar_pairs, strip_assign, timed_out
-from rewards.sets import as_interval_set, expand_pm
+from rewards.sets import as_interval_set, expand_pm, iso_intervals
 
 __all__ = ["equivalent", "timed_out"]
 
@@ -45,19 +45,27 @@ _CHOICE_PRED = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _SECOND_CHOICE = re.compile(r"\([A-E]\)|\b[A-E]\b|\b(?:or|and)\b", re.IGNORECASE)
-_TRAILING_WORDS = re.compile(r"^(.*?[\d}])\s+[A-Za-z][A-Za-z' ]*$")  # "42 clips" -> "42"
-_NOT_A_UNIT = re.compile(
-    r"\b(?:or|and|to|plus|minus|times|over|so|more|less|about|approximately|roughly|least|most|than|not|nearly|almost|ish)\b",
-    re.IGNORECASE,
-)
 _REL = re.compile(r"<|>|\\leq|\\geq|\\ne(?![a-zA-Z])")
 _SETLIKE = re.compile(r"<|>|\\leq|\\geq|\\ne(?![a-zA-Z])|\\in(?![a-zA-Z])|\\cup|\\infty|\\mid|\\mathbb\{R\}")
 _APPROX = re.compile(r"\s*(?:\\approx|≈)\s*[+-]?\d[\d.]*\s*$")  # "\frac{1}{3} \approx 0.33": the exact part
 _BREAKDOWN = re.compile(r"^(.*?\S)\s*[(（]([^()（）]*)[)）]$")  # "1600 (400 x 4)"
 _LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z ]{1,24}?\s*[:=]\s*(?!=)")  # "Max = 9", "Alice: 3" in a list
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
-_MATRIX = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
-_OR = re.compile(r"\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*", re.IGNORECASE)
+_MATRIX = re.compile(
+    r"^\\begin\{([pbvBV]?matrix|smallmatrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL
+)
+_SCALED_MATRIX = re.compile(r"^([^\\]?.*?)\s*(\\begin\{([pbB]?matrix)\}.*\\end\{\3\})$", re.DOTALL)
+_WRAPPED_MATRIX = re.compile(
+    r"^[(\[]\s*(\\begin\{(\w+)\}.*\\end\{\2\})\s*[)\]]$", re.DOTALL
+)  # (\begin{pmatrix}..)
+_IN_FINITE = re.compile(r"^(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+)\s*\\in\s*(\\\{.*\\\})$")  # x \in \{1, 2\}
+_CHAIN_OP = re.compile(r"\\leq|\\geq|<|>")
+_GROUPS = re.compile(r"\s*(?:;|\bor\b)\s*", re.IGNORECASE)  # "x = 1, y = 2 or x = 2, y = 1"
+_SHORT_NAME = re.compile(r"[a-zA-Z](?:_\{?\w+\}?)?")
+_FLIP = {"<": ">", ">": "<", "\\leq": "\\geq", "\\geq": "\\leq"}
+_OR = re.compile(  # "or", "and", "1, 2, and 3", ";" separate list items
+    r"\s*,?\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*|\s*;\s*", re.IGNORECASE
+)
 _PM = re.compile(r"\\pm|±|\\mp|∓")
 
 
@@ -74,10 +82,23 @@ def _closes_at_end(s: str) -> bool:
     return False
 
 
+def _matrix_factor(s: str) -> tuple[str, str]:
+    """``2\\begin{pmatrix}..\\end{pmatrix}`` -> ``("2", matrix)``: a number in front multiplies every entry."""
+    m = _SCALED_MATRIX.match(s)
+    if m and not re.search(r"[=&a-zA-Z]", re.sub(r"\\(?:frac|sqrt|pi|cdot|times)", "", m.group(1))):
+        return re.sub(r"\s*\\(?:cdot|times)\s*$", "", m.group(1).strip()), m.group(2)
+    return "", s
+
+
 def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
     """Classify a cleaned answer: (kind, items). Kinds: scalar, list, set, bracket:<o><c>, matrix, union."""
+    coef, s = _matrix_factor(s)
     if m := _MATRIX.match(s):
-        rows = [r.split("&") for r in m.group(2).split(r"\\") if r.strip()]
+        rows = [
+            [f"({coef})({c})" if coef else c for c in r.split("&")]
+            for r in m.group(2).split(r"\\")
+            if r.strip()
+        ]
         shape = "x".join(str(len(r)) for r in rows)
         cells = [c.strip() for r in rows for c in r]
         if len(cells) >= 2 and (len(rows) == 1 or all(len(r) == 1 for r in rows)):
@@ -104,7 +125,10 @@ def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
     items = split_top(_OR.sub(",", s))
     if len(items) >= 2 or _PM.search(s):
         items = expand_pm(
-            [_LABEL.sub("", strip_assign(x)) if len(items) >= 2 else strip_assign(x) for x in items]
+            [
+                strip_units(_LABEL.sub("", strip_assign(x))) if len(items) >= 2 else strip_assign(x)
+                for x in items
+            ]
         )
         return ("list", items) if len(items) >= 2 else ("scalar", items)
     return "scalar", [s]
@@ -114,7 +138,7 @@ def _match_unordered(ps: list[str], gs: list[str], deadline: float) -> bool:
     if len(ps) != len(gs):
         return False
     if len(gs) > 12:
-        return sorted(x.replace(" ", "") for x in ps) == sorted(x.replace(" ", "") for x in gs)
+        return sorted(map(squash, ps)) == sorted(map(squash, gs))
     if any(_structure(x, thousands=False)[0] != "scalar" for x in ps + gs):
         return _match_pieces(ps, gs, deadline)  # a list of tuples / intervals: element by element
     grid = scalar_pairs([(p, g) for p in ps for g in gs], deadline)
@@ -155,6 +179,87 @@ def _match_pieces(ps: list[str], gs: list[str], deadline: float) -> bool:
             return False
         used.add(j)
     return True
+
+
+def _nested_matrix(s: str) -> str:
+    """``[[1, 2], [3, 4]]`` as a ``pmatrix`` (rows of equal length), else ``s``."""
+    if not (s[:1] in "([" and _closes_at_end(s)):
+        return s
+    rows = [split_top(r[1:-1]) for r in split_top(s[1:-1]) if r[:1] == s[0] and _closes_at_end(r)]
+    if not rows or len(rows) != len(split_top(s[1:-1])) or len({len(r) for r in rows}) != 1:
+        return s
+    return "\\begin{pmatrix}" + "\\\\".join("&".join(r) for r in rows) + "\\end{pmatrix}"
+
+
+def _named(s: str) -> list[tuple[str, str]] | None:
+    """``x = 1, y = 2`` and ``x = y = 1`` as (name, value) pairs; None unless every item names a value."""
+    out = []
+    for item in split_top(s):
+        sides = split_top(item, "=")
+        if len(sides) > 2 and all(_SHORT_NAME.fullmatch(x) for x in sides[:-1]):
+            out += [(x, sides[-1]) for x in sides[:-1]]  # x = y = 1
+        elif a := assignment(item):
+            out.append(a)
+        else:
+            return None
+    return out
+
+
+def _as_named(s: str) -> str:
+    """One value for several names spelled out (``x = y = 1`` -> ``x = 1, y = 1``); alternatives made of
+    named values as tuples in the order written (``x = 1, y = 2 or x = 2, y = 1`` -> ``(1, 2), (2, 1)``)."""
+    groups = [g for g in _GROUPS.split(s) if g.strip()]
+    named = [_named(g) for g in groups]
+    if not all(named):
+        return s
+    if len(groups) == 1:
+        return ", ".join(f"{n} = {v}" for n, v in named[0]) if "=" in s and len(named[0]) > 1 else s  # type: ignore[index]
+    if len({tuple(n for n, _ in x) for x in named}) != 1 or len(named[0]) < 2:  # type: ignore[arg-type, index]
+        return s
+    return ", ".join("(" + ", ".join(v for _, v in x) + ")" for x in named)  # type: ignore[union-attr]
+
+
+def _read_forms(p: str, g: str) -> tuple[str, str]:
+    """Notations with one meaning, read on both sides before anything is compared."""
+    (p, pp), (g, gp) = qualifiers(p), qualifiers(g)  # "..., k \in \mathbb{Z}", "for all x"
+    p = rename_parameter(p, g, pp, gp)
+    out = []
+    for a, b in ((p, g), (g, p)):
+        a = _as_named(iso_intervals(a))
+        if m := _WRAPPED_MATRIX.match(a) or _IN_FINITE.match(a):
+            a = m.group(1)
+        if "\\begin{" in b:
+            a = _nested_matrix(a)
+        out.append(a if clock_time(a) is not None else phrase_value(a) or a)
+    return out[0], out[1]
+
+
+def _chain(s: str) -> tuple[list[str], list[str]] | None:
+    """Terms and operators of a chain of two or more inequalities, read left to right as ``<``/``\\leq``."""
+    ops = _CHAIN_OP.findall(s)
+    if len(ops) < 2 or "=" in _CHAIN_OP.sub("", s):
+        return None
+    terms = [t.strip() for t in _CHAIN_OP.split(s)]
+    if all(o in ("<", "\\leq") for o in ops):
+        return terms, ops
+    if all(o in (">", "\\geq") for o in ops):  # f(4) > f(1) > f(2) is f(2) < f(1) < f(4)
+        return terms[::-1], [_FLIP[o] for o in ops[::-1]]
+    return None
+
+
+def _by_name(p: str, g: str, deadline: float) -> bool | None:
+    """Lists of named values (``a = 2, b = 3``) match name by name, never by position."""
+    ps, gs = split_top(_OR.sub(",", p)), split_top(_OR.sub(",", g))
+    pa, ga = [assignment(x) for x in ps], [assignment(x) for x in gs]
+    if len(ps) < 2 or len(gs) < 2 or not all(pa) or not all(ga):
+        return None
+    pn, gn = [a[0] for a in pa if a], [a[0] for a in ga if a]
+    if len(set(pn)) != len(pn) or len(set(gn)) != len(gn):
+        return None  # "x = 1 or x = 2": several values of one name
+    if set(pn) != set(gn):
+        return False
+    gv = dict(a for a in ga if a)
+    return all(scalar_pairs([(v, gv[n]) for n, v in (a for a in pa if a)], deadline))
 
 
 def _last_side(p: str) -> str:
@@ -207,6 +312,10 @@ def _as_sets(p: str, g: str, deadline: float) -> bool | None:
     """Relations and sets in any notation: relation vs relation first, then both as interval sets."""
     if not (_SETLIKE.search(g) or _SETLIKE.search(p)):
         return None
+    cp, cg = _chain(p), _chain(g)
+    if cp and cg:  # f(2) < f(1) < f(4) vs f(4) > f(1) > f(2): the same operators between the same terms
+        same_shape = cp[1] == cg[1] and len(cp[0]) == len(cg[0])
+        return same_shape and all(scalar_pairs(list(zip(cp[0], cg[0], strict=True)), deadline))
     if _REL.search(g) and _REL.search(p) and scalar_pairs([(p, g)], deadline)[0]:
         return True  # -x > -1 vs x < 1; 2y > 4 vs y > 2 (worker: up to a factor, sign-aware)
     sp, sg = as_interval_set(p), as_interval_set(g)
@@ -246,27 +355,22 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
     p, g = clean(pred), clean(gold)
     if not p or not g:
         return False
-    if p.replace(" ", "") == g.replace(" ", ""):
+    if squash(p) == squash(g):
         return True
     if _empty(g) or _empty(p):
         return _empty(g) and _empty(p)
-    p, g = _surroundings(p, g)
-    if (decided := _special_forms(p, g)) is not None:
+    p, g = _read_forms(*_surroundings(p, g))
+    if squash(p) == squash(g):
+        return True
+    if (decided := _special_forms(p, g)) is not None or (decided := _by_name(p, g, deadline)) is not None:
         return decided
-    named = len(split_top(p)) > 1 and all(assignment(x) for x in split_top(p))
+    named = len(split_top(_OR.sub(",", p))) > 1 and all(assignment(x) for x in split_top(_OR.sub(",", p)))
     if (decided := _as_sets(p, g, deadline)) is not None:
         return decided
     if "=" not in g and "\\in" not in g:
         p = _last_side(strip_assign(p))
     elif "=" not in p and "\\in" not in p:
         g = strip_assign(g)
-    if (
-        parse_number(g) is not None
-        and parse_number(p) is None
-        and (m := _TRAILING_WORDS.match(p))
-        and not _NOT_A_UNIT.search(p[m.end(1) :])
-    ):
-        p = m.group(1)
     if (decided := _special_forms(p, g)) is not None:
         return decided
     gk, gi = _structure(g, thousands=True)

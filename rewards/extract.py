@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
+from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, squash
 
 _BOX_CMD = re.compile(r"\\(?:boxed|fbox)\s*")
 _BARE_TOKEN = re.compile(r"[^\s$]+")
@@ -182,7 +182,7 @@ def agreement_key(s: str) -> str:
     num = parse_number(c)
     if num is not None:
         return f"#{num[0]}{'%' if num[1] else ''}"
-    return c.replace(" ", "")
+    return squash(c)
 
 
 def _unique(cands: list[str], where: str, agree: Agree | None) -> Extraction:

@@ -19,17 +19,26 @@ import threading
 import time
 from fractions import Fraction
 
-from rewards.normalize import parse_number, split_top
+from rewards.normalize import parse_number, split_top, squash
 from rewards.worker import pool
 
 _STATE = threading.local()
 _MARGIN_S = 0.01  # leave time to kill a worker and answer within the caller's limit
 _MAX_DEPTH = 40
+_SPACED_DIGITS = re.compile(r"[+-]?\d[\d.,]*(?:\s+[\d.,]+)+")  # "12 34" (not "\log_2 8")
 _TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
-_NAME_RE = r"[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\)"
-_ASSIGN = re.compile(rf"^\s*({_NAME_RE})\s*(?:=|\\in(?![a-zA-Z]))\s*(?!=)(.+)$")
+# a name set equal to a value: x, a_n, \alpha, f(x), P(A), and named quantities AB, \angle ABC, |AB|
+_NAME_RE = (
+    r"[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\)"
+    r"|(?:\\(?:angle|overline|triangle|widehat|arc)\s*\{?\s*)?[A-Z]{2,4}\}?(?:_\{?\w+\}?)?|\|[A-Z]{2,3}\|"
+)
+_NAMES = r"\(\s*[a-zA-Z](?:_\{?\w+\}?)?(?:\s*,\s*[a-zA-Z](?:_\{?\w+\}?)?)+\s*\)"  # (x, y) = (1, 2)
+_ASSIGN = re.compile(rf"^\s*({_NAME_RE}|{_NAMES})\s*(?:=|\\in(?![a-zA-Z]))\s*(?!=)(.+)$")
 _ASSIGN_REV = re.compile(r"^([^=<>]+?)\s*=\s*([a-zA-Z])\s*$")  # "3 = x"
-_FUNC_DEF = re.compile(r"^([a-zA-Z])\s*\(\s*([a-zA-Z])\s*\)\s*=\s*(.+)$")  # f(x) = ...
+_FUNC_LHS = re.compile(
+    r"([a-zA-Z])\s*\(\s*([a-zA-Z])\s*\)|(y)()"
+)  # f(x), g(t), y: a function of one variable
+_SEQ_LHS = re.compile(r"([a-zA-Z])_\{?([a-zA-Z])\}?")  # a_n
 _NAME = re.compile(r"^(?:[a-zA-Z](?:_\{?\w+\}?)?|[a-zA-Z]\s*\([^()=]*\))$")  # y, a_n, f(x)
 
 
@@ -50,7 +59,7 @@ def timed_out() -> bool:
 
 
 def assignment(s: str) -> tuple[str, str] | None:
-    """``(name, value)`` of ``x = 3``, ``f(x) = ...``, ``x \\in S``; else None."""
+    """``(name, value)`` of ``x = 3``, ``f(x) = ...``, ``x \\in S``, ``(x, y) = (1, 2)``; else None."""
     m = _ASSIGN.match(s)
     return (m.group(1).replace(" ", ""), m.group(2).strip()) if m else None
 
@@ -101,28 +110,37 @@ def _sympy_ready(s: str) -> str:
 
 
 def rename_bound(p: str, g: str) -> tuple[str, str]:
-    """``f(n) = 2n+1`` vs ``f(x) = 2x+1``: the same function; compare the bodies with one variable name."""
-    mp, mg = _FUNC_DEF.match(p), _FUNC_DEF.match(g)
-    if not (mp and mg) or mp.group(1) != mg.group(1):
+    """Two definitions of one function or sequence: compare the bodies with one bound name.
+
+    ``f(n) = 2n+1`` vs ``f(x) = 2x+1``; ``y = x^2`` vs ``f(x) = x^2`` vs ``g(x) = x^2`` (a function of x by
+    any name); ``a_k = 2^k`` vs ``a_n = 2^n`` (the same sequence). ``y = 3`` vs ``x = 3`` is no such pair.
+    """
+    ps, gs = split_top(p, "="), split_top(g, "=")
+    if not len(ps) == len(gs) == 2:
         return p, g
-    body = re.sub(rf"(?<![\\a-zA-Z]){mp.group(2)}(?![a-zA-Z])", mg.group(2), mp.group(3))
-    return body, mg.group(3)
+    for pat in (_FUNC_LHS, _SEQ_LHS):
+        mp, mg = pat.fullmatch(ps[0]), pat.fullmatch(gs[0])
+        if mp and mg and (pat is _FUNC_LHS or mp.group(1) == mg.group(1)):
+            a, b = mp.group(2), mg.group(2)
+            body = re.sub(rf"(?<![\\a-zA-Z]){a}(?![a-zA-Z])", b, ps[1]) if a and b and a != b else ps[1]
+            return body, gs[1]
+    return p, g
 
 
 def split_eq(p: str, g: str) -> tuple[str, str]:
     """``y = 2x+1`` vs ``y = 1+2x``: when one side of two equations agrees, compare the other side only."""
     ps, gs = split_top(p, "="), split_top(g, "=")
     if len(ps) == len(gs) == 2:  # only a shared *name* (y, f(x)); 34x+...=0 vs -34x-...=0 is a relation
-        if ps[0].replace(" ", "") == gs[0].replace(" ", "") and _NAME.match(ps[0]):
+        if squash(ps[0]) == squash(gs[0]) and _NAME.match(ps[0]):
             return ps[1], gs[1]
-        if ps[1].replace(" ", "") == gs[1].replace(" ", "") and _NAME.match(ps[1]):
+        if squash(ps[1]) == squash(gs[1]) and _NAME.match(ps[1]):
             return ps[0], gs[0]
     return p, g
 
 
 def _decide_here(p: str, g: str) -> bool | None:
     """A pair decided without SymPy (identical, both plain numbers, unsafe), or None."""
-    pc, gc = p.replace(" ", ""), g.replace(" ", "")
+    pc, gc = squash(p), squash(g)
     if not pc or not gc:
         return False
     if pc == gc:
@@ -130,6 +148,8 @@ def _decide_here(p: str, g: str) -> bool | None:
     pn, gn = parse_number(p), parse_number(g)
     if pn is not None and gn is not None:
         return num_equal(pn, gn, rel_tol())
+    if (pn is None and _SPACED_DIGITS.fullmatch(p)) or (gn is None and _SPACED_DIGITS.fullmatch(g)):
+        return False  # "12 34": digits apart that are no number are never multiplied
     if _unsafe(p) or _unsafe(g) or (gn is not None and re.fullmatch(r"[\d.,\s+-]+", p)):
         return False
     return None
