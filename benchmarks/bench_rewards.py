@@ -21,9 +21,13 @@ answer-vs-answer harnesses at ``answer``, whole model responses at ``response``)
 over all sources and **out of sample for both** ours and math-verify (a source that is a scorer's
 own regression suite, or informed its design, is left out), which is what targets are judged on.
 
-**Latency.** Our scorers run each pass twice: ``cold`` = a fresh worker process after
-``rewards.warmup()`` (what a training job has), first pass; ``warm`` = the same rows again (parse
-caches hit). Other scorers run once, in-process, after the sets before them.
+**Latency.** Our scorers run each pass three times: ``cold`` = a fresh worker process after
+``rewards.warmup()`` (what a training job has at its first step), first pass -- the target is judged
+on it; ``warm`` = the same rows again (parse caches hit: a repeated answer); ``new_answers`` = the
+same worker with its parse caches cleared (the parser's tables stay warmed: a later RL step, whose
+answers are all new); ``cold_cpu`` = CPU seconds per call of the cold pass (this process and the
+worker: the part of latency the machine's load does not add). Other scorers run once, in-process, after
+the sets before them.
 
 Results go to ``results/bench_rewards/<name>.json`` (``--out``, via ``write_results``) with commit,
 dirty flag, command, versions and machine, and the tables to ``<name>.md`` (``--render`` re-renders a
@@ -157,15 +161,23 @@ def _scorers(tolerance: float) -> dict[str, Scorer]:  # noqa: C901 - one closure
     return out
 
 
-def _pass(fn: Scorer, level: str, rows: list[dict]) -> list[tuple[bool, float]]:
+def _pass(
+    fn: Scorer, level: str, rows: list[dict], cpu: list[float] | None = None
+) -> list[tuple[bool, float]]:
+    """Verdict and wall seconds per row; with ``cpu``, also CPU seconds per row (this process + the worker)."""
+    from rewards.worker import take_cpu_s
+
     out = []
+    take_cpu_s()
     for r in rows:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         try:
             got = bool(fn(level, r))
         except Exception:  # noqa: BLE001 - a scorer that raises scores 0
             got = False
         out.append((got, time.perf_counter() - t))
+        if cpu is not None:
+            cpu.append(time.process_time() - c + take_cpu_s())
     return out
 
 
@@ -183,10 +195,17 @@ def score_rows(
 ) -> tuple[list[bool], dict[str, list[float]]]:
     """Verdicts and per-call latencies: cold and warm passes for our scorers, one pass for the others."""
     if name.startswith(OURS):
+        from rewards.worker import pool
+
         _fresh_worker()
-        cold = _pass(fn, level, rows)
+        cpu: list[float] = []
+        cold = _pass(fn, level, rows, cpu)
         warm = _pass(fn, level, rows)
-        return [g for g, _ in cold], {"cold": [t for _, t in cold], "warm": [t for _, t in warm]}
+        pool().call("clear_caches", [], 10.0)  # the parser stays warmed; the answers are new to it
+        new = _pass(fn, level, rows)
+        passes = {"cold": cold, "warm": warm, "new_answers": new}
+        lat = {k: [t for _, t in v] for k, v in passes.items()}
+        return [g for g, _ in cold], {**lat, "cold_cpu": cpu}
     fn(level, {"response": "1", "gold": "1", "data_source": "math"})  # imports, pools
     once = _pass(fn, level, rows)
     return [g for g, _ in once], {"single": [t for _, t in once]}

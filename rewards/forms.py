@@ -7,8 +7,8 @@ What it does:
 - ``clock_time``: ``"12:00"``, ``"1:05 pm"``, ``"13:30:15"`` -> ``(h, m, s, suffix)``; two times are
   the same time only when they name the same moment (``1:00`` is not ``12:00``; ``1:00 pm`` is
   ``13:00``).
-- ``ratio``: ``"20:3"`` -> ``Fraction(20, 3)`` for ratio-vs-ratio comparison (a ``a:b`` that is not a
-  clock time; a ratio is never equal to a bare number here).
+- ``ratio``: ``"20:3"``, ``"1:2:3"`` -> the terms scaled to a first term of 1, for ratio-vs-ratio
+  comparison (``2:4:6`` is ``1:2:3``; not a clock time; a ratio is never equal to a bare number here).
 - ``phrase_value``: the one value of a short phrase (``"The minimum value is 5"`` -> ``5``), unless a
   word there could change it ("at least", "or", "not", "million", ...).
 - ``qualifiers`` / ``rename_parameter``: trailing domain qualifiers (``, k \in \mathbb{Z}``,
@@ -45,7 +45,7 @@ _TIME = re.compile(
     r"(\d{1,2}):([0-5]\d)(?::([0-5]\d))?\s*(?:\\text\{\s*)?([ap])?\.?\s*(?:m\.?)?\s*\}?",
     re.IGNORECASE,
 )
-_RATIO = re.compile(r"(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)")
+_RATIO = re.compile(r"\d+(?:\.\d+)?(?:\s*:\s*\d+(?:\.\d+)?)+")
 
 
 def words_to_number(s: str) -> int | None:
@@ -117,20 +117,23 @@ def clock_time(s: str) -> tuple[int, int, int] | None:
     return h, mi, sec
 
 
-def ratio(s: str) -> Fraction | None:
-    """Value of an ``a:b`` ratio that is not a clock time, or None.
+def ratio(s: str) -> tuple[Fraction, ...] | None:
+    """An ``a:b`` or ``a:b:c`` ratio that is not a clock time, scaled so its first term is 1; else None.
 
-    >>> ratio("20:3"), ratio("2 : 1")
-    (Fraction(20, 3), Fraction(2, 1))
-    >>> ratio("12:00") is None
-    True
+    >>> ratio("20:3"), ratio("2 : 4 : 6")
+    ((Fraction(1, 1), Fraction(3, 20)), (Fraction(1, 1), Fraction(2, 1), Fraction(3, 1)))
+    >>> ratio("12:00") is None, ratio("0:1") is None
+    (True, True)
     """
     if clock_time(s) is not None:
         return None
     m = _RATIO.fullmatch(s.strip())
-    if not m or float(m.group(2)) == 0:
+    if not m:
         return None
-    return Fraction(m.group(1)) / Fraction(m.group(2))
+    terms = [Fraction(t) for t in re.split(r"\s*:\s*", s.strip())]
+    if terms[0] == 0:
+        return None
+    return tuple(t / terms[0] for t in terms)
 
 
 _PROSE_WORD = re.compile(r"[A-Za-z][a-z'-]+[.,:;!]?")  # AB is a name, not a word

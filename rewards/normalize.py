@@ -64,7 +64,7 @@ _COMMA_BANG = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))")
 _SPACING = re.compile(
     r"\\(?:[,;:!>]|q?quad(?![a-zA-Z])|(?:en|thin|med|thick|neg)space(?![a-zA-Z])|hspace\*?\{[^{}]*\})|~|(?<!\\)\\(?=\s)"
 )
-_DOLLAR = re.compile(r"(?<!\\)\$")
+_DOLLAR = re.compile(r"(?<!\\)(?:\$|\\[()])")  # $ and \( \) delimit math wherever they stand
 _TRIG_DEGREES = re.compile(
     r"(\\(?:sin|cos|tan|cot|sec|csc))\s*\(?\s*([+-]?\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)\s*\)?"
 )
@@ -119,7 +119,19 @@ _UNICODE = {
     "∀": "\\forall ",
 }
 # full-width digits and letters (Chinese / Japanese input) are their ASCII forms
-_FULLWIDTH = {c: c - 0xFEE0 for c in [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B)]}
+_FULLWIDTH = {  # ０-９ Ａ-Ｚ ａ-ｚ ＋ － ＜ ＝ ＞
+    c: c - 0xFEE0
+    for c in [
+        *range(0xFF10, 0xFF1A),
+        *range(0xFF21, 0xFF3B),
+        *range(0xFF41, 0xFF5B),
+        0xFF0B,
+        0xFF0D,
+        0xFF1C,
+        0xFF1D,
+        0xFF1E,
+    ]
+}
 _OPERATOR = re.compile(r"\\operatorname\*?\s*\{\s*([a-zA-Z]+)\s*\}")
 _KNOWN_OPERATORS = frozenset(
     "sin cos tan cot sec csc arcsin arccos arctan sinh cosh tanh ln log exp lg".split()

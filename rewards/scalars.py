@@ -26,6 +26,7 @@ _STATE = threading.local()
 _MARGIN_S = 0.01  # leave time to kill a worker and answer within the caller's limit
 _MAX_DEPTH = 40
 _SPACED_DIGITS = re.compile(r"[+-]?\d[\d.,]*(?:\s+[\d.,]+)+")  # "12 34" (not "\log_2 8")
+_ELLIPSIS = re.compile(r"\\[lc]?dots|\\ldots|\.\.\.|…")
 _TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
 # a name set equal to a value: x, a_n, \alpha, f(x), P(A), and named quantities AB, \angle ABC, |AB|
 _NAME_RE = (
@@ -150,6 +151,8 @@ def _decide_here(p: str, g: str) -> bool | None:
         return num_equal(pn, gn, rel_tol())
     if (pn is None and _SPACED_DIGITS.fullmatch(p)) or (gn is None and _SPACED_DIGITS.fullmatch(g)):
         return False  # "12 34": digits apart that are no number are never multiplied
+    if _ELLIPSIS.search(p) or _ELLIPSIS.search(g):
+        return False  # "1+2+\cdots+n" names no value to compare (identical strings matched above)
     if _unsafe(p) or _unsafe(g) or (gn is not None and re.fullmatch(r"[\d.,\s+-]+", p)):
         return False
     return None

@@ -1,7 +1,8 @@
 """Exact symbolic comparison of two scalar LaTeX answers (runs inside the reward worker).
 
 What it does: parses both sides with ``rewards.fastlatex`` when both are in its common subset, else
-both with latex2sympy2_extended (the parser math-verify uses; 10-130 ms per expression), turns
+both with latex2sympy2_extended (the parser math-verify uses; 1-250 ms per expression) -- only a plain
+number (no symbol, function or infinity) read by the fast parser is kept beside the other, turns
 every decimal literal into an exact ``Rational`` (so 0.866 is never sqrt(3)/2), then
 decides equality by (1) structural equality, (2) for constants, a 40-digit numeric evaluation of
 the difference, (3) for expressions in the same free symbols, the difference at six fixed
@@ -26,6 +27,7 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 
 from rewards.fastlatex import fast_parse
+from rewards.warm_forms import WARMUP
 
 _NORM = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
@@ -139,10 +141,20 @@ def _relation(s: str) -> tuple[str, Any] | None:
     return op, (a - b if flip else b - a)
 
 
+def _plain_number(x: Any) -> bool:
+    """A number the two parsers read alike (no symbol, function or infinity to read by convention)."""
+    return isinstance(x, sympy.Expr) and x.is_number and not x.has(sympy.oo, sympy.zoo, sympy.Function)
+
+
 def _pair(a: str, b: str) -> tuple[Any, Any]:
+    """Both sides through one parser, never a mix -- except a plain number, which both read alike."""
     fa, fb = _fast(a), _fast(b)
-    if fa is None or fb is None:  # both sides through one parser, never a mix
-        fa, fb = parse(a), parse(b)
+    if fa is None and fb is None:
+        return parse(a), parse(b)
+    if fa is None:
+        return parse(a), (fb if _plain_number(fb) else parse(b))
+    if fb is None:
+        return (fa if _plain_number(fa) else parse(a)), parse(b)
     return fa, fb
 
 
@@ -194,65 +206,29 @@ def _fast(s: str) -> Any:
     return fast_parse(s)
 
 
-# Parsed once when a worker starts: ANTLR builds its prediction tables lazily, so the first parse
-# of each construct is slow (~50-100 ms); warming them keeps per-call latency low afterwards.
-WARMUP = [
-    r"\frac{1}{2}",
-    r"\dfrac{3}{4}+x",
-    "x^{6}",
-    "x^2+2x+1",
-    "(x+1)^2",
-    "(a-b)(a+b)",
-    "a^2-b^2",
-    r"\sqrt{12}",
-    r"2\sqrt{3}",
-    r"\frac{\sqrt{2}}{2}",
-    r"3\pi",
-    r"\frac{\pi}{3}",
-    r"\sin 2x",
-    r"2\sin x \cos x",
-    r"\sin(2x)",
-    r"\cos^2 x",
-    r"\tan^{-1}(1)",
-    r"\log_2 8",
-    r"\ln 2",
-    r"\log(x)",
-    "e^{2}",
-    "e^x",
-    r"\exp(2)",
-    "y=2x+1",
-    "x^2+y^2=25",
-    r"(-\infty,-1]",
-    "[1,5)",
-    r"\{1,2\}",
-    "(1,2)",
-    "3+4i",
-    r"\frac{n(n+1)}{2}",
-    r"\binom{5}{2}",
-    "5!",
-    r"x^{3}\cdot x^{3}",
-    r"\left(x\right)",
-    r"10^{-3}",
-    r"\sqrt[3]{8}",
-    r"|x-1|",
-    r"\frac{x+1}{x-1}",
-    r"\pi r^2",
-    r"\begin{pmatrix}1&2\\3&4\end{pmatrix}",
-    r"\infty",
-    r"-\infty",
-    r"k\pi",
-    r"\theta",
-    r"x_1",
-    r"\alpha+\beta",
-]
+def warm_one(s: str) -> bool:
+    """Parse one ``WARMUP`` form with latex2sympy (and the fast parser) and compare it with itself."""
+    try:
+        parse(s)
+    except Exception:  # noqa: BLE001 - a warm-up form that does not parse still warmed the parser
+        pass
+    return scalars_equal([[s, s]]) == [True]
 
 
 def warmup() -> bool:
-    """Parse every ``WARMUP`` expression (cached afterwards; the worker also does it in idle time)."""
-    return all(
-        isinstance(x, bool)
-        for x in scalars_equal([[a, b] for a, b in zip(WARMUP, WARMUP[1:] + WARMUP[:1], strict=True)])
-    )
+    """Warm the LaTeX parser on every ``WARMUP`` form (the worker also does it in idle time, one form at a time).
+
+    ANTLR builds its prediction tables lazily, so latex2sympy's first parse of each construct costs
+    50-250 ms and later ones 1-20 ms; the forms cover the constructs final answers use.
+    """
+    return all([warm_one(x) or True for x in WARMUP])
+
+
+def clear_caches() -> bool:
+    """Forget parsed answers (the parser's warmed tables stay): new answers, as in each RL step."""
+    parse.cache_clear()
+    _fast.cache_clear()
+    return True
 
 
 def ping() -> str:
@@ -275,4 +251,5 @@ OPS: dict[str, Callable[..., Any]] = {
     "ping": ping,
     "sleep": sleep,
     "warmup": warmup,
+    "clear_caches": clear_caches,
 }

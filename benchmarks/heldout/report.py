@@ -145,7 +145,7 @@ def render(res: dict[str, Any]) -> str:
         _table(["scorer", "FN all", "FP all", "FN out-of-sample-for-it", "FP out-of-sample-for-it"], other),
         "\n### In-sample tuning table (response level)\n",
         _table(["scorer", "FN", "FP"], ins),
-        "\n### Latency per call (ms); cold = fresh worker after warmup, first pass; warm = second pass\n",
+        "\n### Latency per call (ms): cold = fresh worker after warmup, first pass (the target); warm = same answers again; new_answers = same worker, parse caches cleared\n",
         _table(["scorer", "set", "pass", "p50", "p99", "max", "over limit"], _latency_rows(res)),
     ]
     return "\n".join(parts) + "\n"
