@@ -343,6 +343,30 @@ def run(scorers: dict[str, Scorer], insample: list[dict], heldout: list[dict]) -
     return out
 
 
+def overlap_of_misses(res: dict[str, Any], heldout: list[dict]) -> dict[str, Any]:
+    """Our protocol-level misses of correct answers, out of sample for both, per answer format: how many
+    math-verify misses too, how many the opt-in tolerance credits (a scorer named ``ours (rel_tol=...)``)."""
+    ho, srcs = res["held_out"], sources()
+    if OURS not in ho or MV not in ho:
+        return {}
+    tol = next((n for n in ho if n.startswith(f"{OURS} (rel_tol")), None)
+    pos = {
+        r["id"]: r
+        for r in heldout
+        if r["label"] and not (srcs[r["source"]].seen_by(OURS) or srcs[r["source"]].seen_by(MV))
+    }
+    ours = [i for i in ho[OURS]["protocol"]["misses"] if i in pos]
+    mv = set(ho[MV]["protocol"]["misses"])
+    tol_miss = set(ho[tol]["protocol"]["misses"]) if tol else None
+    out: dict[str, Any] = defaultdict(lambda: {"ours": 0, "math_verify_too": 0, "credited_with_tolerance": 0})
+    for i in ours:
+        for key in (_fmt_of(pos[i]), "all"):
+            out[key]["ours"] += 1
+            out[key]["math_verify_too"] += i in mv
+            out[key]["credited_with_tolerance"] += bool(tol_miss is not None and i not in tol_miss)
+    return {"tolerance_scorer": tol, "by_format": dict(out)}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -377,6 +401,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     chosen = {k: v for k, v in _scorers(args.tolerance).items() if not only or any(s in k for s in only)}
     t_cpu, t_wall = time.process_time(), time.perf_counter()
     res.update(run(chosen, insample, heldout))
+    res["remaining_misses_out_of_sample"] = overlap_of_misses(res, heldout)
     res["cpu_s"], res["wall_s"] = time.process_time() - t_cpu, time.perf_counter() - t_wall
     path = write_results(res, RESULTS / f"{args.out}.json")
     table = render(res)

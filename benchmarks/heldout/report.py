@@ -102,6 +102,17 @@ def _latency_rows(res: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _remaining_rows(res: dict[str, Any]) -> list[list[str]]:
+    by = res.get("remaining_misses_out_of_sample", {}).get("by_format", {})
+    keys = sorted((k for k in by if k != "all"), key=lambda k: -by[k]["ours"]) + (
+        ["all"] if "all" in by else []
+    )
+    return [
+        [k, str(by[k]["ours"]), str(by[k]["math_verify_too"]), str(by[k]["credited_with_tolerance"])]
+        for k in keys
+    ]
+
+
 def render(res: dict[str, Any]) -> str:
     """All tables of one results file as markdown."""
     head = [
@@ -143,6 +154,11 @@ def render(res: dict[str, Any]) -> str:
         _table(lvl_head, _levels_rows(res, "by_format")),
         "\n### All scorers, protocol level (FN, FP): all sources / out of sample for that scorer\n",
         _table(["scorer", "FN all", "FP all", "FN out-of-sample-for-it", "FP out-of-sample-for-it"], other),
+        "\n### Our misses of correct answers, out of sample for both: also missed by math-verify / credited by"
+        " the opt-in tolerance\n",
+        _table(
+            ["format", "ours FN", "math-verify misses too", "credited with rel_tol"], _remaining_rows(res)
+        ),
         "\n### In-sample tuning table (response level)\n",
         _table(["scorer", "FN", "FP"], ins),
         "\n### Latency per call (ms): cold = fresh worker after warmup, first pass (the target); warm = same answers again; new_answers = same worker, parse caches cleared\n",

@@ -91,3 +91,23 @@ def test_report_renders_cells_from_the_results() -> None:
     md = render(res)
     assert "| s | answer | - | 3 (2+/1-) | 1/2 / - | - | 0/1 / - | - |" in md
     assert "| ours | in_sample | cold | 0.10 | 9.0 | 12 | 0 |" in md
+
+
+def test_remaining_misses_count_overlap_with_math_verify_and_tolerance() -> None:
+    from benchmarks.bench_rewards import overlap_of_misses
+
+    rows = [
+        dict(id="a", source="hardverify_math", label=True, gold="0.33"),
+        dict(id="b", source="hardverify_math", label=True, gold="x = 1"),
+        dict(id="c", source="math_verify_tests", label=True, gold="2"),  # in-sample for math-verify: left out
+    ]
+    res = {
+        "held_out": {
+            "ours": {"protocol": {"misses": ["a", "b", "c"]}},
+            "math-verify": {"protocol": {"misses": ["b", "c"]}},
+            "ours (rel_tol=0.01)": {"protocol": {"misses": ["b"]}},
+        }
+    }
+    by = overlap_of_misses(res, rows)["by_format"]
+    assert by["all"] == {"ours": 2, "math_verify_too": 1, "credited_with_tolerance": 1}
+    assert by["decimal"]["credited_with_tolerance"] == 1 and by["equation"]["math_verify_too"] == 1
