@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -49,7 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.heldout import golds, load_heldout, load_tuning, sources, split_overlap
+from benchmarks.heldout import answer_format, golds, load_heldout, load_tuning, sources, split_overlap
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results" / "bench_rewards"
@@ -58,37 +57,7 @@ OURS, MV = "ours", "math-verify"
 LIMIT_S = 1.0  # compute_score's default timeout_s
 
 
-_FORMATS: list[tuple[str, re.Pattern[str]]] = [
-    ("matrix", re.compile(r"\\begin\{[pbvBV]?matrix")),
-    ("text", re.compile(r"\\text\{[^}]*[a-z]{3}[^}]*\}.*[a-z]{3}|^[^\\$]*[A-Za-z]{4,}[^\\]*$")),
-    ("interval/set", re.compile(r"\\cup|\\infty|∞|\\\{|^\$?[\[(][^,]+,[^,]+[\])]\$?$|\\in(?![a-z])")),
-    ("inequality", re.compile(r"<|>|\\[lg]eq?|\\[lg]eqslant|≥|≤|\\ne")),
-    ("tuple/list", re.compile(r",")),
-    ("equation", re.compile(r"=")),
-    ("percent", re.compile(r"%")),
-    ("integer", re.compile(r"^\$?[+-]?\d+\$?$")),
-    ("decimal", re.compile(r"^\$?[+-]?\d*\.\d+\$?$")),
-    ("fraction", re.compile(r"^\$?[+-]?(?:\\[dt]?frac\s*\{?\d+\}?\s*\{?\d+\}?|\d+\s*/\s*\d+)\$?$")),
-    ("expression", re.compile(r"[a-zA-Z]")),
-]
-
-
-def answer_format(gold: str) -> str:
-    """Coarse class of a gold answer (for the per-format table); the first pattern that matches."""
-    g = gold.strip()
-    if "####" in g:
-        g = g.rsplit("####", 1)[1].strip()
-    if not g:
-        return "empty"
-    for name, pat in _FORMATS:
-        if pat.search(g):
-            if name == "expression" and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-z]+", "", g)):
-                return "constant"
-            return name
-    return "other"
-
-
-def _fmt_of(r: dict) -> str:
+def _fmt(r: dict) -> str:
     return answer_format(golds(r)[0])
 
 
@@ -255,7 +224,7 @@ def breakdown(rows: list[dict], got: list[bool]) -> dict[str, Any]:
     return {
         "all": summarize(rows, got),
         "by_source": grouped(lambda r: r["source"]),
-        "by_format": grouped(_fmt_of),
+        "by_format": grouped(_fmt),
         "misses": [r["id"] for r, g in zip(rows, got, strict=True) if g != r["label"]],
     }
 
@@ -360,7 +329,7 @@ def overlap_of_misses(res: dict[str, Any], heldout: list[dict]) -> dict[str, Any
     tol_miss = set(ho[tol]["protocol"]["misses"]) if tol else None
     out: dict[str, Any] = defaultdict(lambda: {"ours": 0, "math_verify_too": 0, "credited_with_tolerance": 0})
     for i in ours:
-        for key in (_fmt_of(pos[i]), "all"):
+        for key in (_fmt(pos[i]), "all"):
             out[key]["ours"] += 1
             out[key]["math_verify_too"] += i in mv
             out[key]["credited_with_tolerance"] += bool(tol_miss is not None and i not in tol_miss)

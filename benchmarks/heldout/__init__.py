@@ -9,7 +9,9 @@ What it does:
   a boolean label, string fields) and fails naming the file and row;
 - ``load_tuning()`` reads the tuning table ``tests/rewards/math_table.jsonl`` (in-sample, labelled here);
 - ``split_overlap()`` leaves out held-out rows that repeat a tuning-table case: the same gold and the
-  same final answer (a tuning response's answer is what our extraction reads from it).
+  same final answer (a tuning response's answer is what our extraction reads from it);
+- ``answer_format()``: the coarse class of a gold (integer, fraction, interval/set, text, ...) the
+  benchmark's per-format tables group by.
 
 What it does not do: score anything (``benchmarks.bench_rewards``) or change a label.
 """
@@ -66,6 +68,36 @@ def sources(path: Path = HERE / "sources.json") -> dict[str, Source]:
             note=d.get("note", ""),
         )
     return out
+
+
+_FORMATS: list[tuple[str, re.Pattern[str]]] = [
+    ("matrix", re.compile(r"\\begin\{[pbvBV]?matrix")),
+    ("text", re.compile(r"\\text\{[^}]*[a-z]{3}[^}]*\}.*[a-z]{3}|^[^\\$]*[A-Za-z]{4,}[^\\]*$")),
+    ("interval/set", re.compile(r"\\cup|\\infty|∞|\\\{|^\$?[\[(][^,]+,[^,]+[\])]\$?$|\\in(?![a-z])")),
+    ("inequality", re.compile(r"<|>|\\[lg]eq?|\\[lg]eqslant|≥|≤|\\ne")),
+    ("tuple/list", re.compile(r",")),
+    ("equation", re.compile(r"=")),
+    ("percent", re.compile(r"%")),
+    ("integer", re.compile(r"^\$?[+-]?\d+\$?$")),
+    ("decimal", re.compile(r"^\$?[+-]?\d*\.\d+\$?$")),
+    ("fraction", re.compile(r"^\$?[+-]?(?:\\[dt]?frac\s*\{?\d+\}?\s*\{?\d+\}?|\d+\s*/\s*\d+)\$?$")),
+    ("expression", re.compile(r"[a-zA-Z]")),
+]
+
+
+def answer_format(gold: str) -> str:
+    """Coarse class of a gold answer (for the per-format table); the first pattern that matches."""
+    g = gold.strip()
+    if "####" in g:
+        g = g.rsplit("####", 1)[1].strip()
+    if not g:
+        return "empty"
+    for name, pat in _FORMATS:
+        if pat.search(g):
+            if name == "expression" and not re.search(r"[a-zA-Z]", re.sub(r"\\[a-z]+", "", g)):
+                return "constant"
+            return name
+    return "other"
 
 
 def golds(row: dict[str, Any]) -> list[str]:

@@ -10,8 +10,16 @@ import json
 
 import pytest
 
-from benchmarks.bench_rewards import _protocol, answer_format
-from benchmarks.heldout import LEVELS, Source, load_heldout, load_tuning, sources, split_overlap
+from benchmarks.bench_rewards import _protocol
+from benchmarks.heldout import (
+    LEVELS,
+    Source,
+    answer_format,
+    load_heldout,
+    load_tuning,
+    sources,
+    split_overlap,
+)
 from benchmarks.heldout.report import render
 
 
