@@ -3,11 +3,26 @@
 veRL loads it with ``reward.custom_reward_function.path=pkg://rewards`` and
 ``reward.custom_reward_function.name=compute_score``; options go in
 ``reward.custom_reward_function.reward_kwargs`` (``format_weight``, ``lang_weight``, ``target_lang``,
-``timeout_s``, ``answer_mode``). The local engine imports it directly.
+``timeout_s``, ``answer_mode``, ``incorrect_score``, ``rel_tol``, ``judge``). The local engine imports it
+directly.
+
+``incorrect_score`` (float, default 0.0, finite and < 1): the accuracy part of the score of a response
+that is not credited. DAPO's +1/-1 reward (what veRL's ``math_dapo`` returns) is
+``reward.custom_reward_function.reward_kwargs.incorrect_score=-1.0``; ``acc`` stays a boolean and the
+format / language shaping (and the overlong penalty of veRL's ``dapo`` manager) still add on top.
+
+``rel_tol`` (float, default 0.0 = exact): an explicit opt-in for data sets whose golds are rounded
+-- ``math``/``gsm8k`` answers that are plain numbers or numeric constants are credited within that
+relative tolerance (``85.71`` for ``600/7`` at ``rel_tol=1e-4``). Off by default: an approximation is
+not the exact answer, and RL learns whatever the verifier credits.
+
+``judge`` (default None): the model-based fallback (``rewards.judge``), asked only when the rules
+say no; its verdicts and flips are logged.
 
 ``answer_mode``: ``strict`` (default) credits only the answer in the task's required place;
 ``flexible`` (sources in ``FLEXIBLE_SOURCES``) also credits a bare final answer -- like veRL's
-``gsm8k`` scorer's ``method="flexible"``. A flexible verifier no longer pays for the format, so the
+``gsm8k`` scorer's ``method="flexible"``; for ``math``/``gsm8k`` that is the last math span or the one
+number of the last sentence when the response has no answer marker. A flexible verifier no longer pays for the format, so the
 format reward is what keeps it (the format-weight ablation runs in this mode).
 
 Data sources: ``math`` (aliases ``lighteval/MATH``, ``DigitalLearningGmbH/MATH-lighteval``,
@@ -49,8 +64,9 @@ KEYS = ("score", "acc", "pred", "format", "lang", "reason")
 _VERL_KWARGS = frozenset({"reward_router_address", "reward_model_tokenizer"})
 MAX_SHAPING_WEIGHT = 0.5
 ANSWER_MODES = ("strict", "flexible")
-FLEXIBLE_SOURCES = frozenset({"arithmetic"})
-_ACCEPTED = "format_weight, lang_weight, target_lang, timeout_s, answer_mode"
+FLEXIBLE_SOURCES = frozenset({"arithmetic", "math", "gsm8k"})
+_ACCEPTED = "format_weight, lang_weight, target_lang, timeout_s, answer_mode, incorrect_score, rel_tol, judge"
+TOLERANT_SOURCES = frozenset({"math", "gsm8k"})
 MAX_RESPONSE_CHARS = 4_000_000  # far beyond any generation budget; longer text scores 0 at once
 
 
@@ -64,6 +80,31 @@ def _check_weight(name: str, w: float) -> float:
     return w
 
 
+def _check_incorrect(x: float) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (math.isfinite(v) and v < 1.0):
+        raise ValueError(
+            f"[reward.custom_reward_function.reward_kwargs] incorrect_score ({x}) must be a finite number < 1 "
+            "(the score of a credited answer); DAPO's -1/+1 is incorrect_score=-1.0"
+        )
+    return v
+
+
+def _check_rel_tol(x: float) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (math.isfinite(v) and 0.0 <= v < 1.0):
+        raise ValueError(
+            f"[reward.custom_reward_function.reward_kwargs] rel_tol ({x}) must be in [0, 1); 0 = exact answers only"
+        )
+    return v
+
+
 def compute_score(
     data_source: str,
     solution_str: str,
@@ -75,9 +116,12 @@ def compute_score(
     target_lang: str | None = None,
     timeout_s: float = 1.0,
     answer_mode: str = "strict",
+    incorrect_score: float = 0.0,
+    rel_tol: float = 0.0,
+    judge: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    r"""Score one response: ``score = acc + format_weight * format + lang_weight * lang``.
+    r"""Score one response: ``score = (1 if acc else incorrect_score) + format_weight * format + lang_weight * lang``.
 
     >>> r = compute_score("arithmetic", "<think>4+4+0=08</think><answer>1278</answer>", "1278")
     >>> (r["score"], r["acc"], r["pred"], r["format"])
@@ -87,8 +131,17 @@ def compute_score(
     >>> compute_score("math", "x", "1", format_wieght=0.1)
     Traceback (most recent call last):
     ...
-    TypeError: compute_score() got unexpected keyword argument(s) ['format_wieght']; accepted: format_weight, lang_weight, target_lang, timeout_s, answer_mode
+    TypeError: compute_score() got unexpected keyword argument(s) ['format_wieght']; accepted: format_weight, lang_weight, target_lang, timeout_s, answer_mode, incorrect_score, rel_tol, judge
     >>> compute_score("arithmetic", "<think>4+4+0=08</think>1278", "1278", answer_mode="flexible")["acc"]
+    True
+    >>> r = compute_score("math", r"\boxed{3}", "4", incorrect_score=-1.0)  # DAPO's +1/-1
+    >>> (r["score"], r["acc"])
+    (-1.0, False)
+    >>> compute_score("math", r"\boxed{3}", "4", incorrect_score=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: [reward.custom_reward_function.reward_kwargs] incorrect_score (1.5) must be a finite number < 1 (the score of a credited answer); DAPO's -1/+1 is incorrect_score=-1.0
+    >>> compute_score("math", r"\boxed{85.71}", r"\frac{600}{7}", rel_tol=1e-4)["acc"]
     True
     """
     unknown = sorted(set(kwargs) - _VERL_KWARGS)
@@ -96,6 +149,8 @@ def compute_score(
         raise TypeError(
             f"compute_score() got unexpected keyword argument(s) {unknown}; accepted: {_ACCEPTED}"
         )
+    incorrect_score = _check_incorrect(incorrect_score)
+    rel_tol = _check_rel_tol(rel_tol)
     format_weight = _check_weight("format_weight", format_weight)
     lang_weight = _check_weight("lang_weight", lang_weight)
     if lang_weight > 0 and target_lang is None:
@@ -121,6 +176,12 @@ def compute_score(
     info = dict(extra_info) if isinstance(extra_info, dict) else {}
     info["data_source"] = str(data_source)
     info["answer_mode"] = answer_mode
+    if rel_tol > 0 and name not in TOLERANT_SOURCES:
+        raise ValueError(
+            f"[reward.custom_reward_function.reward_kwargs] rel_tol ({rel_tol}) is only implemented for "
+            f"{sorted(TOLERANT_SOURCES)}, not {data_source!r}; leave it at 0.0"
+        )
+    info["rel_tol"] = rel_tol
     try:
         if len(text) > MAX_RESPONSE_CHARS:
             raise ValueError(f"response longer than {MAX_RESPONSE_CHARS} characters")
@@ -128,10 +189,15 @@ def compute_score(
     except Exception as e:  # noqa: BLE001 - malformed gold / model text scores 0, never crashes training
         res = {"acc": False, "pred": None, "reason": f"verifier error: {type(e).__name__}: {e}"[:300]}
     acc = bool(res["acc"])
+    if judge is not None and not acc:
+        from rewards.judge import second_opinion
+
+        res = second_opinion(judge, name, text, ground_truth, info, res)
+        acc = bool(res["acc"])
     fmt = float(res.get("format", shaping.format_reward(text)))
     lang = shaping.language_consistency(text, target_lang) if target_lang is not None else 0.0
     return {
-        "score": float(acc) + format_weight * fmt + lang_weight * lang,
+        "score": (1.0 if acc else incorrect_score) + format_weight * fmt + lang_weight * lang,
         "acc": acc,
         "pred": res.get("pred"),
         "format": fmt,

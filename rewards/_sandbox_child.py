@@ -6,7 +6,9 @@ lowers its own resource limits (hard = soft, so the candidate cannot raise them)
 audit hook (no new processes, signals, sockets, ctypes; files only under the working directory,
 reads also from the standard library), and only then runs ``solution.py`` once per test. Each
 result goes to RESULT_FD as one JSON line ``{"i": i, "out": ...}``; the expected outputs never
-enter this process, so writing to that descriptor cannot make a wrong program pass.
+enter this process, so writing to that descriptor cannot make a wrong program pass. An operation the
+hook refuses is recorded (even if the candidate catches the exception) and reported with the test's
+record as ``"blocked": "<reason>"``, so the caller can say "blocked", not "wrong".
 """
 
 import io
@@ -32,7 +34,7 @@ def _limits(spec):
             pass
 
 
-def _install_hook(workdir, readable):
+def _install_hook(workdir, readable, blocked):
     blocked_prefixes = (
         "os.fork",
         "os.forkpty",
@@ -56,6 +58,7 @@ def _install_hook(workdir, readable):
         "winreg",
         "webbrowser",
         "mmap.",
+        "gc.get_",  # gc.get_objects / get_referrers / get_referents would reach this hook's state
     )
     blocked_modules = {
         "ctypes",
@@ -74,7 +77,7 @@ def _install_hook(workdir, readable):
         "resource",
         "gc",
     }
-    path_events = {
+    write_events = {
         "os.remove",
         "os.rename",
         "os.rmdir",
@@ -86,9 +89,10 @@ def _install_hook(workdir, readable):
         "os.truncate",
         "os.utime",
         "shutil.rmtree",
-        "os.listdir",
-        "os.scandir",
     }
+    # listing a directory: inside the sandbox and the standard library only (the import system lists
+    # package directories to find submodules such as collections.abc)
+    list_events = {"os.listdir", "os.scandir"}
 
     def inside(path, roots):
         try:
@@ -97,11 +101,15 @@ def _install_hook(workdir, readable):
             return False
         return any(p == r or p.startswith(r + os.sep) for r in roots)
 
+    def deny(exc, msg):
+        blocked.append(msg)  # recorded even if the candidate catches the exception
+        raise exc(msg)
+
     def hook(event, args):
         if event.startswith(blocked_prefixes):
-            raise PermissionError(f"sandbox: {event} is not allowed")
+            deny(PermissionError, f"sandbox: {event} is not allowed")
         if event == "import" and args[0].split(".")[0] in blocked_modules:
-            raise ImportError(f"sandbox: import of {args[0]} is not allowed")
+            deny(ImportError, f"sandbox: import of {args[0]} is not allowed")
         if event == "open":
             path, mode, flags = args[0], args[1], args[2]
             if isinstance(path, int):
@@ -110,11 +118,33 @@ def _install_hook(workdir, readable):
                 os.O_WRONLY | os.O_RDWR | os.O_CREAT
             )
             if not inside(path, (workdir,) if writing else (workdir, *readable)):
-                raise PermissionError(f"sandbox: open {path!r} is not allowed")
-        elif event in path_events and args and not inside(args[0], (workdir,)):
-            raise PermissionError(f"sandbox: {event} outside the sandbox directory")
+                deny(PermissionError, f"sandbox: open {path!r} is not allowed")
+        elif event in write_events and args and not inside(args[0], (workdir,)):
+            deny(PermissionError, f"sandbox: {event} outside the sandbox directory")
+        elif (
+            event in list_events
+            and args
+            and not inside(args[0] if args[0] is not None else ".", (workdir, *readable))
+        ):
+            deny(PermissionError, f"sandbox: {event} of {args[0]!r} is not allowed")
 
     sys.addaudithook(hook)
+
+
+def _preload_stripped():
+    """Import ``gc`` and ``signal`` (unittest, doctest, pdb, timeit need them) before the hook, minus
+    what reaches outside the process; the hook then refuses to load a second, unstripped copy
+    (``gc``/``signal``/``_signal`` stay in its blocked list: only the cached copies import)."""
+    import _signal
+    import gc
+    import signal
+
+    for mod in (signal, _signal):
+        mod.__dict__.pop("pidfd_send_signal", None)  # signals another process without os.kill
+    for mod in (os, sys.modules.get("posix")):
+        if mod is not None:
+            mod.__dict__.pop("pidfd_open", None)
+    return gc
 
 
 def _jsonable(x):
@@ -140,21 +170,31 @@ def main():
         {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.__file__))}
     )
     real_stdout = sys.stdout
+    _preload_stripped()
+    blocked = []
     _limits(limits)
-    _install_hook(workdir, readable)
-    compiled = compile(code, "solution.py", "exec")
-    fn = None
-    if mode == "call":
-        g = {"__name__": "solution"}
-        exec(compiled, g)
-        fn = g.get(fn_name)
-        if fn is None and "Solution" in g:
-            fn = getattr(g["Solution"](), fn_name)
+    _install_hook(workdir, readable, blocked)
+    fn = setup_error = None
+    try:
+        compiled = compile(code, "solution.py", "exec")
+        if mode == "call":
+            g = {"__name__": "solution"}
+            exec(compiled, g)
+            fn = g.get(fn_name)
+            if fn is None and "Solution" in g:
+                fn = getattr(g["Solution"](), fn_name)
+            if fn is None:
+                raise NameError(f"no function {fn_name!r} defined")
+    except BaseException as e:  # noqa: BLE001 - reported per test below
+        setup_error = type(e).__name__
     for i, inp in enumerate(inputs):
         buf = io.StringIO()
         sys.stdout = buf
+        n_blocked = len(blocked)
         try:
-            if mode == "call":
+            if setup_error is not None:
+                res = {"__error__": setup_error}
+            elif mode == "call":
                 args = inp if isinstance(inp, list) else [inp]
                 res = _jsonable(fn(*args))
             else:
@@ -168,7 +208,10 @@ def main():
             res = {"__error__": type(e).__name__}
         finally:
             sys.stdout = real_stdout
-        out.write(json.dumps({"i": i, "out": res}) + "\n")
+        rec = {"i": i, "out": res}
+        if blocked[n_blocked if i else 0 :]:
+            rec["blocked"] = blocked[n_blocked if i else 0]
+        out.write(json.dumps(rec) + "\n")
     out.close()
 
 

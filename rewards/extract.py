@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number
+from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, squash
 
 _BOX_CMD = re.compile(r"\\(?:boxed|fbox)\s*")
 _BARE_TOKEN = re.compile(r"[^\s$]+")
@@ -31,8 +31,12 @@ MAX_BOXES = 32  # more boxes than this is answer spraying, not a solution
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 # All patterns are linear: no lazy group before an end anchor (``_tail`` trims in Python instead).
 _ANSWER_LINE = re.compile(
-    r"^[ \t>#*_]*(?:final[ \t]+answer|answer|答案|最终答案)[ \t*_]*[:：](.*)$", re.IGNORECASE | re.MULTILINE
+    r"^[ \t>#*_]*(?:final[ \t]+answer|answer|答案|最终答案)[ \t*_]*(?:[:：]|(?=[ \t]*(?:\$|\\\(|\\\[)))(.*)$",
+    re.IGNORECASE | re.MULTILINE,
 )
+_MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$([^$\n]+?)\$", re.DOTALL)
+_CHAT_END = re.compile(r"<\|(?:im_start|im_end|endoftext|eot_id)\|>|\n(?:Human|User):")
+_NUM_TOKEN = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:\s*/\s*\d+)?(?:\s*(?:%|percent))?(?![\w])")
 _MINERVA = re.compile(r"(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]+is\b(.*)$", re.IGNORECASE)
 _HOPE = "i hope it is correct"
 _ZH_ANSWER = re.compile(r"(?:答案|结果)(?:是|为|应为)(.*)$")
@@ -45,6 +49,20 @@ _HEDGE = re.compile(
 
 # "<answer>The value of x is 5.</answer>" -> "5"
 _SENTENCE = re.compile(r"^[A-Za-z][A-Za-z ,'()]*?\s(?:is|are|equals|was|=)\s*:?\s*(.+?)$", re.DOTALL)
+# text after the final answer that offers another answer ("... unless I miscounted, in which case 6")
+_TAIL_HEDGE = re.compile(
+    r"\b(?:unless|in which case|alternatively|or maybe|or perhaps|or possibly|or else|otherwise|maybe|perhaps|"
+    r"possibly|probably|might (?:also )?be|could (?:also )?be|may (?:also )?be|not sure|unsure|"
+    r"if I (?:am |'m )?(?:wrong|mistaken|made|miscounted|misread|misunderstood))\b|也可能|或者|不确定|如果.{0,12}(?:错|不对)",
+    re.IGNORECASE,
+)
+_TAIL_OR = re.compile(
+    r"\bor\s+(\$[^$]{1,80}\$|\\boxed\{[^{}]{1,80}\}|[-+]?\d[\d.,/]*\s*\\?%?)", re.IGNORECASE
+)
+_EXPLAINED = re.compile(
+    r"(?:,\s*|\s+)(?:because|since|as|which|where|so that)\b.*$", re.IGNORECASE | re.DOTALL
+)
+TAIL_CHARS = 300  # how much text after the final answer is read for a hedge or an alternative
 # hedges in the sentence that carries a boxed answer ("perhaps \boxed{72}")
 _HEDGE_CONTEXT = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|might be|not sure|unsure|i guess|could be)\b", re.I
@@ -164,7 +182,7 @@ def agreement_key(s: str) -> str:
     num = parse_number(c)
     if num is not None:
         return f"#{num[0]}{'%' if num[1] else ''}"
-    return c.replace(" ", "")
+    return squash(c)
 
 
 def _unique(cands: list[str], where: str, agree: Agree | None) -> Extraction:
@@ -198,7 +216,8 @@ def _answer_lines(final: str) -> list[str]:
             break
         val = _tail(m.group(1))
         mm = _MINERVA.match(val)
-        out.append(_tail(mm.group(1)) if mm else val)
+        val = _tail(mm.group(1)) if mm else val
+        out.append(_EXPLAINED.sub("", val) if not _BOX_CMD.search(val) else val)
     # "Answer: Let's think step by step ..." is prose, not a competing final answer
     out = [x for x in out[:-1] if len(x) <= 60 and len(x.split()) <= 6] + out[-1:]
     if not out:  # "So the answer is 72." on one of the last three lines
@@ -206,9 +225,54 @@ def _answer_lines(final: str) -> list[str]:
         for ln in reversed(lines):
             mm = _MINERVA.search(ln) or _ZH_ANSWER.search(ln)
             if mm:
-                out.append(_tail(mm.group(1)))
+                out.append(_EXPLAINED.sub("", _tail(mm.group(1))))
                 break
     return out
+
+
+def last_answer(final: str) -> str | None:
+    """Flexible mode: with no answer marker, the last math span, else the one number of the last sentence.
+
+    >>> last_answer("So we find that $x < 3$."), last_answer("Thus there are 12 ways in all.")
+    ('x < 3', '12')
+    >>> last_answer("It is not 10 but 12.") is None  # two different numbers: no single final answer
+    True
+    """
+    final = _CHAT_END.split(final[-4000:], 1)[0].strip()
+    spans = [next(g for g in m.groups() if g is not None) for m in _MATH_SPAN.finditer(final)]
+    if spans:
+        return spans[-1].strip() or None
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+|\n+", final) if x.strip()]
+    if not sentences:
+        return None
+    nums = {re.sub(r"\s+", "", t) for t in _NUM_TOKEN.findall(sentences[-1])}
+    return nums.pop() if len(nums) == 1 else None
+
+
+def _last_box_end(text: str) -> int:
+    """Index just after the closing brace of the last ``\\boxed{...}`` (or -1)."""
+    starts = [m.end() for m in _BOX_CMD.finditer(text)]
+    for i in reversed(starts[-MAX_BOXES:]):
+        if i < len(text) and text[i] == "{":
+            depth = 0
+            for j in range(i, len(text)):
+                depth += {"{": 1, "}": -1}.get(text[j], 0)
+                if depth == 0:
+                    return j + 1
+    return -1
+
+
+def _second_answer_after(tail: str, answer: str, agree: Agree | None) -> bool:
+    """Does the text after the final answer hedge it or offer a different answer?"""
+    tail = tail[:TAIL_CHARS]
+    if _TAIL_HEDGE.search(tail):
+        return True
+    for m in _TAIL_OR.finditer(tail):
+        alt = m.group(1).strip("$ ")
+        alt = find_boxes(alt)[0][0] if alt.startswith("\\boxed") and find_boxes(alt)[0] else alt
+        if agreement_key(alt) != agreement_key(answer) and not (agree and agree(alt, answer)):
+            return True  # "\boxed{5}, or 6": a second answer ("0.5, or 50%" restates the same one)
+    return False
 
 
 def extract_final(
@@ -217,6 +281,7 @@ def extract_final(
     allow_line: bool = True,
     allow_gsm8k: bool = False,
     agree: Agree | None = None,
+    allow_last: bool = False,
 ) -> Extraction:
     r"""Extract the single final answer of ``text`` (see the module docstring for the rules).
 
@@ -229,6 +294,8 @@ def extract_final(
     >>> extract_final("Work...\nAnswer: 42").pred
     '42'
     >>> extract_final("<answer>4, or maybe 5</answer>").reason
+    'hedged answer'
+    >>> extract_final(r"So \boxed{5}. Unless I miscounted, in which case it is 6.").reason
     'hedged answer'
     """
     parts = split_think(text)
@@ -266,12 +333,22 @@ def extract_final(
         lines = _answer_lines(final) if allow_line else []
         gsm = [_tail(m.group(1)) for m in _GSM8K.finditer(final)] if allow_gsm8k else []
         if not lines and not gsm:
-            return Extraction(None, "none", "no answer found")
+            last = last_answer(final) if allow_last else None
+            return Extraction(last, "last") if last else Extraction(None, "none", "no answer found")
         res = _unique(gsm + lines, "gsm8k" if gsm else "line", agree)
     if res.pred is None:
         return res
     if len(res.pred) > MAX_ANSWER_CHARS:
         return Extraction(None, res.where, "answer too long")
     if _HEDGE.search(res.pred):
+        return Extraction(None, res.where, "hedged answer")
+    if res.where == "tag":
+        end = final.rfind(_ANSWER_CLOSE) + len(_ANSWER_CLOSE)
+    elif res.where == "box":
+        end = _last_box_end(final)
+    else:
+        end = final.rfind(res.pred)
+        end = end + len(res.pred) if end >= 0 else len(final)
+    if end >= 0 and _second_answer_after(final[end:], res.pred, agree):
         return Extraction(None, res.where, "hedged answer")
     return res

@@ -1,16 +1,22 @@
 r"""A small, fast LaTeX -> SymPy builder for the common subset of final answers (runs in the worker).
 
 What it does: a tokenizer and a recursive-descent parser that build SymPy objects directly (no
-``eval``/``parse_expr``) for numbers (decimals become exact ``Rational``), single-letter symbols,
-``+ - * / ^ !``, implicit multiplication, ``\frac``/``\dfrac``/``\tfrac``, ``\sqrt``/``\sqrt[n]``,
-``\pi``, ``e``, ``\cdot``/``\times``/``\div``, ``\sin``-family functions (``\sin 2x``, ``\sin^2 x``),
-``\ln``/``\log``/``\exp``, ``\left(``/``\right)`` and one top-level ``=``. It follows latex2sympy's
-conventions (``e`` is Euler's number, ``i`` is a plain symbol, a function's bare argument is the
-following product), and is ~100x faster than latex2sympy's ANTLR parser (0.1-1 ms vs 10-130 ms).
+``eval``/``parse_expr``) for numbers (decimals become exact ``Rational``), single-letter and
+subscripted symbols (``x_1``, ``a_{n+1}``), ``+ - * / ^ !``, implicit multiplication,
+``\frac``/``\dfrac``/``\tfrac``, ``\sqrt``/``\sqrt[n]``, ``\pi``, ``e``, ``\infty``, ``\cdot``/``\times``/``\div``,
+``\sin``-family functions (``\sin 2x``, ``\sin^2 x``, ``\sin^{-1} x``), ``\ln``/``\log``/``\log_b``/``\exp``,
+``|x|``, ``\lceil``/``\lfloor``, ``\binom``, ``\left(``/``\right)`` and one top-level ``=``. It follows
+latex2sympy's conventions (``e`` is Euler's number, ``i`` is a plain symbol, a function's bare argument is
+the following product, ``\sin^{-1}`` is arcsin), and is ~100x faster than latex2sympy's ANTLR parser
+(0.1-1 ms vs 10-130 ms).
 
-What it does not do: anything else -- sets, intervals, ``\infty``, subscripts, ``|x|``, ``\binom``,
-text, matrices, inequalities. It returns ``None`` for those and the caller parses *both* sides with
-latex2sympy instead, so one comparison never mixes the two parsers' conventions.
+A letter before a one-atom bracket is a function call (``f(2)``, ``g(x)``), before any other bracket a
+product (``x(x+1)``), as latex2sympy reads them.
+
+What it does not do: anything else -- sets, intervals, text, matrices, inequalities, calls with several
+arguments, sums and products (``\\sum``). It returns ``None`` for those
+and the caller parses *both* sides with latex2sympy instead, so one comparison never mixes the two
+parsers' conventions.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any
 
 import sympy
 
-_TOKEN = re.compile(r"\s*(\d+\.\d*|\.\d+|\d+|\\[a-zA-Z]+|[a-zA-Z]|[-+*/^!(){}\[\]=])")
+_TOKEN = re.compile(r"\s*(\d+\.\d*|\.\d+|\d+|\\[a-zA-Z]+|[a-zA-Z]|[-+*/^!(){}\[\]=_|])")
 _FUNCS = {
     "sin": sympy.sin,
     "cos": sympy.cos,
@@ -65,6 +71,9 @@ _GREEK = {
 }
 _IGNORED = {"left", "right", "displaystyle", "bigl", "bigr", "Bigl", "Bigr", "big", "Big"}
 _MUL = {"*", "\\cdot", "\\times"}
+_CLOSERS = {"\\rceil", "\\rfloor"}
+_INVERSE = {"sin": sympy.asin, "cos": sympy.acos, "tan": sympy.atan}
+_BRACKETS = {"lceil": ("\\rceil", sympy.ceiling), "lfloor": ("\\rfloor", sympy.floor)}
 _DIV = {"/", "\\div"}
 _MAX_TOKENS = 200
 
@@ -124,7 +133,7 @@ class _Parser:
             tok in ("(", "{")
             or tok[0].isalnum()
             or tok[0] == "."
-            or (tok.startswith("\\") and tok not in _MUL | _DIV)
+            or (tok.startswith("\\") and tok not in _MUL | _DIV | _CLOSERS)
         )
 
     def term(self) -> Any:
@@ -166,8 +175,8 @@ class _Parser:
         val = self.atom()
         while self.peek() == "!":
             self.take()
-            if not (val.is_Integer and 0 <= val <= 1000):
-                raise _Unsupported("factorial")
+            if val.is_number and not (val.is_Integer and 0 <= val <= 1000):
+                raise _Unsupported("factorial")  # only small whole numbers and symbols (n!)
             val = sympy.factorial(val)
         return val
 
@@ -187,6 +196,44 @@ class _Parser:
             return sympy.Integer(tok[0])
         return self.atom()
 
+    def _single_atom_call(self) -> bool:
+        """Is the next ``( a )`` one number, letter or Greek letter (``f(2)``, ``g(x)``)? latex2sympy reads a
+        letter before such a bracket as a function call, and before any other bracket (``x(x+1)``) as a
+        product; this parser does the same."""
+        t = self.t[self.i : self.i + 3]
+        return (
+            len(t) == 3
+            and t[2] == ")"
+            and (t[1].isdigit() or (len(t[1]) == 1 and t[1].isalpha()) or t[1][1:] in _GREEK)
+        )
+
+    def _call(self, name: str) -> Any:
+        self.take("(")
+        arg = self.atom()
+        self.take(")")
+        return sympy.Function(name)(arg)
+
+    def subscript(self, base: str) -> str:
+        """``x_1``, ``x_{12}``, ``a_{n+1}`` -> one symbol name (``x_12`` is refused: LaTeX reads x_1 2)."""
+        if self.peek() != "_":
+            return base
+        self.take()
+        tok = self.take()
+        if tok == "{":
+            parts: list[str] = []
+            while self.peek() != "}":
+                t = self.take()
+                if not (t.isalnum() or t in "+-") or len(parts) > 8:
+                    raise _Unsupported("subscript")
+                parts.append(t)
+            self.take("}")
+            sub = "".join(parts)
+        elif len(tok) == 1 and tok.isalnum():
+            sub = tok
+        else:
+            raise _Unsupported("subscript")
+        return f"{base}_{sub}" if len(sub) == 1 else f"{base}_{{{sub}}}"
+
     def func_arg(self) -> Any:
         """Argument of ``\\sin``: parenthesised, or the following product of atoms (``\\sin 2x``)."""
         if self.peek() in ("(", "{"):
@@ -204,9 +251,29 @@ class _Parser:
             return val
         if tok[0].isdigit() or tok[0] == ".":
             return sympy.Rational(tok)
+        if tok == "|":  # |x - 1| (not nested)
+            val = self.expr()
+            self.take("|")
+            return sympy.Abs(val)
         if len(tok) == 1 and tok.isalpha():
-            return sympy.E if tok == "e" else sympy.Symbol(tok, real=True)
+            if self.peek() == "(" and self._single_atom_call():
+                return self._call(tok)
+            name = self.subscript(tok)
+            return sympy.E if name == "e" else sympy.Symbol(name, real=True)
         name = tok[1:] if tok.startswith("\\") else ""
+        if name == "infty":
+            return sympy.oo
+        if name in _BRACKETS:  # \lceil x \rceil, \lfloor x \rfloor
+            close, fn = _BRACKETS[name]
+            val = self.expr()
+            self.take(close)
+            return fn(val)
+        if name in ("binom", "dbinom", "tbinom"):
+            return sympy.binomial(self.group_or_atom(), self.group_or_atom())
+        if name == "log" and self.peek() == "_":  # \log_2 8, \log_{b} x
+            self.take()
+            base = self.group_or_atom()
+            return sympy.log(self.func_arg(), base)
         if name in ("frac", "dfrac", "tfrac"):
             num = self.group_or_atom()
             den = self.group_or_atom()
@@ -223,16 +290,17 @@ class _Parser:
         if name == "pi":
             return sympy.pi
         if name in _GREEK:
-            return sympy.Symbol(name, real=True)
+            return sympy.Symbol(self.subscript(name), real=True)
         if name in _FUNCS:
             power = None
             if self.peek() == "^":
                 self.take()
                 power = self.group_or_atom(signed=True)
-            val = _FUNCS[name](self.func_arg())
+            arg = self.func_arg()
+            if power == -1 and name in _INVERSE:  # \sin^{-1} x is arcsin x, as latex2sympy reads it
+                return _INVERSE[name](arg)
+            val = _FUNCS[name](arg)
             if power is not None:
-                if power == -1 and name in ("sin", "cos", "tan"):
-                    raise _Unsupported("inverse function")  # \sin^{-1}: leave to latex2sympy
                 val = val**power
             return val
         raise _Unsupported(tok)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from rewards.forms import words_to_number
+
 MAX_ANSWER_CHARS = 1000  # the longest MATH-500 answer has 159 characters
 MAX_DIGITS = 400  # longer digit strings are compared as strings, never converted
 
@@ -40,7 +42,6 @@ _TEXT_CMD_RE = re.compile(r"\\(?:" + "|".join(_TEXT_CMDS) + r")\s*\{")
 _DROP = (
     (re.compile(r"\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)"), ""),
     (re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])"), ""),
-    (re.compile(r"\\[!;:>]|\\q?quad(?![a-zA-Z])|~|(?<!\\)\\(?= )"), " "),
     (re.compile(r"\s*(?:percent|per cent)\b", re.IGNORECASE), r"\\%"),
     (re.compile(r"\\[dt]frac(?![a-zA-Z])"), r"\\frac"),
     (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])"), ""),
@@ -53,10 +54,21 @@ _DROP = (
     (re.compile(r"\\lt(?![a-zA-Z])"), "<"),
     (re.compile(r"\\gt(?![a-zA-Z])"), ">"),
     (re.compile(r"\\neq?(?![a-zA-Z])"), r"\\ne"),
+    (re.compile(r"\\lg(?![a-zA-Z])"), r"\\log"),  # lg is the base-10 log, as \log is read here
     (re.compile(r"\\varnothing|\\emptyset|∅"), r"\\emptyset"),
 )
-# digits separated by thin spaces or {,} are one number: 1\,600 / 1{,}600 / 1\ 600
+# digits separated by thin spaces or {,} are one number: 1\,600 / 1{,}600 / 1\ 600 / 10,\!000
 _THIN_THOUSANDS = re.compile(r"(?<=\d)(?:\\,|\{,\}|\\ |\\thinspace ?)(?=\d{3}(?!\d))")
+_COMMA_BANG = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))")
+# spacing macros anywhere (after the thousands forms above): \, \; \: \! \quad \hspace{..} "\ " ~
+_SPACING = re.compile(
+    r"\\(?:[,;:!>]|q?quad(?![a-zA-Z])|(?:en|thin|med|thick|neg)space(?![a-zA-Z])|hspace\*?\{[^{}]*\})|~|(?<!\\)\\(?=\s)"
+)
+_DOLLAR = re.compile(r"(?<!\\)(?:\$|\\[()])")  # $ and \( \) delimit math wherever they stand
+_TRIG_DEGREES = re.compile(
+    r"(\\(?:sin|cos|tan|cot|sec|csc))\s*\(?\s*([+-]?\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)\s*\)?"
+)
+_LEFT_RIGHT_DOT = re.compile(r"\\(?:left|right)\s*\.")
 # \frac12 -> \frac{1}{2}; \frac1{2}; \frac{1}2 ; \sqrt2 -> \sqrt{2}
 _FRAC_SHORT = re.compile(r"\\frac\s*(\d|\{[^{}]*\})\s*(\d|\{[^{}]*\})")
 _SQRT_SHORT = re.compile(r"\\sqrt\s*(\d+|[a-zA-Z])(?![\d])")
@@ -95,7 +107,35 @@ _UNICODE = {
     "\u2009": "",
     "\u202f": "",
     "\u00a0": " ",
+    "∪": "\\cup ",
+    "∩": "\\cap ",
+    "∈": "\\in ",
+    "∉": "\\notin ",
+    "∖": "\\setminus ",
+    "ℝ": "\\mathbb{R}",
+    "ℤ": "\\mathbb{Z}",
+    "ℕ": "\\mathbb{N}",
+    "ℚ": "\\mathbb{Q}",
+    "∀": "\\forall ",
 }
+# full-width digits and letters (Chinese / Japanese input) are their ASCII forms
+_FULLWIDTH = {  # ０-９ Ａ-Ｚ ａ-ｚ ＋ － ＜ ＝ ＞
+    c: c - 0xFEE0
+    for c in [
+        *range(0xFF10, 0xFF1A),
+        *range(0xFF21, 0xFF3B),
+        *range(0xFF41, 0xFF5B),
+        0xFF0B,
+        0xFF0D,
+        0xFF1C,
+        0xFF1D,
+        0xFF1E,
+    ]
+}
+_OPERATOR = re.compile(r"\\operatorname\*?\s*\{\s*([a-zA-Z]+)\s*\}")
+_KNOWN_OPERATORS = frozenset(
+    "sin cos tan cot sec csc arcsin arccos arctan sinh cosh tanh ln log exp lg".split()
+)
 _UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
 _UNICODE_SQRT = re.compile(r"√\s*\(?([0-9a-zA-Z.]+)\)?")
 _MARKDOWN = re.compile(r"\*\*(.+?)\*\*")
@@ -109,12 +149,18 @@ _PREFIX = re.compile(
 )
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_SPACED_COMMA = re.compile(r",\s")
 _SCI = re.compile(
     r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:(?:\\times|\\cdot|\*|×|x)\s*10\s*\^\s*\{?\s*([+-]?\d{1,4})\s*\}?|[eE]([+-]?\d{1,4}))"
 )
 _FRAC = re.compile(r"([+-]?)\\frac\{\s*([+-]?[\d.]+)\s*\}\{\s*([+-]?[\d.]+)\s*\}")
 _SLASH = re.compile(r"([+-]?[\d.]+)\s*/\s*([+-]?[\d.]+)")
 _MIXED = re.compile(r"(\d+)\s*\\frac\{\s*(\d+)\s*\}\{\s*(\d+)\s*\}")
+_ORDINAL = re.compile(r"(\d+)\s*(?:\^\s*\{?\s*)?(?:st|nd|rd|th)\s*\}?", re.IGNORECASE)  # 21st, 5^{th}
+_REPEATING = re.compile(r"(\d*)\.(\d*)\\overline\{(\d+)\}")  # 0.1\overline{6} = 1/6
+_DIGIT_SPACE = re.compile(r"\d\s+\d")
+_SPACED_MIXED = re.compile(r"([+-]?)(\d+)\s+(\d+)\s*/\s*(\d+)")  # 1 1/2
+_SI_GROUPS = re.compile(r"[+-]?\d{1,3}(?: \d{3})+(?:\.\d+)?")  # 12 345 (SI thousands)
 
 
 def strip_text_commands(s: str) -> str:
@@ -164,14 +210,17 @@ def clean(s: str) -> str:
     >>> clean("1\\,600 元")
     '1600'
     """
+    s = _THIN_THOUSANDS.sub("", _COMMA_BANG.sub(",", s))
+    s = _DOLLAR.sub(" ", _LEFT_RIGHT_DOT.sub("", _SPACING.sub(" ", s)))
     s = _MARKDOWN.sub(r"\1", s.strip())  # **72** / __72__
-    s = _unwrap_math(_UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s))
+    s = _unwrap_math(_UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s.translate(_FULLWIDTH)))
     s = _UNICODE_SQRT.sub(r"\\sqrt{\1}", s)
     s = s.rstrip(" .。;,")
     s = _unwrap_math(s)
     s = _PREFIX.sub("", s)
-    s = _THIN_THOUSANDS.sub("", s)
-    s = strip_text_commands(s)
+    s = _PREFIX.sub("", s.rstrip(" .。;,"))
+    s = strip_text_commands(_OPERATOR.sub(_operator, s))
+    s = _TRIG_DEGREES.sub(r"\1(\\frac{\2\\pi}{180})", s)  # \sin 30^\circ is sin(pi/6), before degrees go
     for pat, rep in _DROP:
         s = pat.sub(rep, s)
     s = _FRAC_SHORT.sub(lambda m: r"\frac{" + m.group(1).strip("{}") + "}{" + m.group(2).strip("{}") + "}", s)
@@ -179,16 +228,27 @@ def clean(s: str) -> str:
     s = _SPACES.sub(" ", s).strip().rstrip(" .。")
     if s.startswith("{") and s.endswith("}") and _balanced(s[1:-1]):
         s = s[1:-1].strip()
+    s = strip_units(s)
+    if s.startswith("{") and s.endswith("}") and _balanced(s[1:-1]):
+        s = s[1:-1].strip()
+    return s
+
+
+def strip_units(s: str) -> str:
+    """Unit words after a plain quantity: ``"5 m"`` -> ``"5"``, but ``"x+2m"`` keeps its m."""
     prev = None
     while prev != s:
         prev = s
         stripped = _TRAILING_UNIT.sub("", s).strip()
-        # units only come off plain quantities: "5 m" -> "5", but "x+2m" keeps its m
         if stripped != s and not _LETTERS.search(_MATH_WORDS.sub("", stripped)):
             s = stripped
-    if s.startswith("{") and s.endswith("}") and _balanced(s[1:-1]):
-        s = s[1:-1].strip()
     return s
+
+
+def _operator(m: re.Match[str]) -> str:
+    """``\\operatorname{arcsin}`` is ``\\arcsin``; an unknown operator name is its text."""
+    name = m.group(1)
+    return f"\\{name} " if name in _KNOWN_OPERATORS else name
 
 
 def _balanced(s: str) -> bool:
@@ -203,9 +263,52 @@ def _balanced(s: str) -> bool:
     return depth == 0
 
 
+def split_top(s: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside (), [], {} -- linear; items stripped.
+
+    >>> split_top("(1, 2), 3")
+    ['(1, 2)', '3']
+    """
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(s):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            out.append(s[start:i])
+            start = i + 1
+    out.append(s[start:])
+    return [x.strip() for x in out]
+
+
+def squash(s: str) -> str:
+    """``s`` without whitespace, except one space between two digits (``"12 34"`` is not ``"1234"``).
+
+    >>> squash(" x + 12 34 "), squash("1, 2")
+    ('x+12 34', '1,2')
+    """
+    return re.sub(r"\s+", " ", re.sub(r"(?<!\d)\s+|\s+(?!\d)", "", s))
+
+
 def compact(s: str) -> str:
     """``clean`` without any whitespace (for string comparison)."""
     return clean(s).replace(" ", "")
+
+
+def _spaced_digits(s: str) -> tuple[Fraction, bool] | None:
+    """``1 1/2`` (a mixed number) and ``12 345`` (SI groups of three); other spaced digits are no number."""
+    if m := _SPACED_MIXED.fullmatch(s):
+        whole, num, den = int(m.group(2)), int(m.group(3)), int(m.group(4))
+        if 0 < num < den:
+            val = whole + Fraction(num, den)
+            return (-val if m.group(1) == "-" else val), False
+        return None
+    pct = s.endswith("%")
+    body = s[:-2] if s.endswith("\\%") else s[:-1] if pct else s
+    if _SI_GROUPS.fullmatch(body.strip()) and (v := _dec(body.replace(" ", ""))) is not None:
+        return v, pct
+    return None
 
 
 def _dec(tok: str) -> Fraction | None:
@@ -236,7 +339,15 @@ def parse_number(s: str, allow_thousands: bool = True) -> tuple[Fraction, bool] 
     >>> parse_number("x+1") is None
     True
     """
-    s = s.strip().replace(" ", "")
+    s = s.strip()
+    if s and s[0].isalpha() and (w := words_to_number(s)) is not None:
+        return Fraction(w), False
+    if _DIGIT_SPACE.search(s):  # digits apart: a mixed number, SI thousands groups, else not one number
+        return _spaced_digits(s)
+    if m := _ORDINAL.fullmatch(s):
+        return Fraction(int(m.group(1))), False
+    spaced_commas = bool(_SPACED_COMMA.search(s))  # "32, 349" is two numbers, never 32349
+    s = s.replace(" ", "")
     if len(s) > 2 * MAX_DIGITS or not s:
         return None
     pct = False
@@ -255,7 +366,13 @@ def parse_number(s: str, allow_thousands: bool = True) -> tuple[Fraction, bool] 
     val: Fraction | None = None
     if _NUMBER.fullmatch(s):
         val = _dec(s)
-    elif allow_thousands and _THOUSANDS.fullmatch(s):
+    elif m := _REPEATING.fullmatch(s):
+        whole, fixed, rep = m.group(1) or "0", m.group(2), m.group(3)
+        if len(fixed) + len(rep) <= MAX_DIGITS:
+            val = int(whole) + Fraction(
+                int(fixed + rep) - int(fixed or "0"), 10 ** len(fixed) * (10 ** len(rep) - 1)
+            )
+    elif allow_thousands and not spaced_commas and _THOUSANDS.fullmatch(s):
         val = _dec(s.replace(",", ""))
     elif m := _SCI.fullmatch(s):
         base, exp = _dec(m.group(1)), int(m.group(2) or m.group(3))

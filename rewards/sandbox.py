@@ -44,11 +44,17 @@ _UNSHARE: list[str] | None = None
 
 @dataclass(frozen=True)
 class SandboxResult:
-    """``passed`` of ``total`` tests; ``status`` is ok | wrong | error | timeout."""
+    """``passed`` of ``total`` tests; ``status`` is ok | wrong | error | timeout; ``reason`` says why.
+
+    ``error`` means the program did not run to an answer: the sandbox blocked an operation (``reason``
+    starts with "sandbox:"), it raised (the exception type), or it died (exit status). ``wrong`` is
+    kept for programs that ran and printed / returned wrong outputs.
+    """
 
     passed: int
     total: int
     status: str
+    reason: str = ""
 
     @property
     def all_passed(self) -> bool:
@@ -83,6 +89,55 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         else:
             time.sleep(0.005)
     proc.wait()
+
+
+def _holders(pipe_ino: int, workdir: str) -> list[int]:
+    """PIDs (other than ours) that hold the result pipe or whose working directory is the sandbox's."""
+    me, out = os.getpid(), []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == me:
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{d}/cwd")
+            if cwd == workdir or cwd.startswith(workdir + os.sep):
+                out.append(int(d))
+                continue
+            for fd in os.listdir(f"/proc/{d}/fd"):
+                if os.readlink(f"/proc/{d}/fd/{fd}") == f"pipe:[{pipe_ino}]":
+                    out.append(int(d))
+                    break
+        except OSError:
+            continue
+    return out
+
+
+def _reap_orphans(r_fd: int, workdir: str) -> int:
+    """Kill whatever escaped the process group and still holds the result pipe or the directory.
+
+    A writer left on the pipe means a process outlived the sandbox (e.g. it left the group with
+    ``setsid`` where no PID namespace is available). Returns how many processes were killed.
+    """
+    os.set_blocking(r_fd, False)
+    try:
+        while os.read(r_fd, 1 << 16):
+            pass
+        return 0  # EOF: no writer left
+    except BlockingIOError:
+        pass  # a writer is still alive
+    ino, killed = os.fstat(r_fd).st_ino, 0
+    end = time.monotonic() + 5.0
+    while time.monotonic() < end:
+        pids = _holders(ino, workdir)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)
+    return killed
 
 
 def _norm_stdout(s: str) -> str:
@@ -180,9 +235,10 @@ def run_tests(
     finally:
         if proc is not None:
             _kill_group(proc)
-        for fd in (r_fd, w_fd):
-            if fd >= 0:
-                os.close(fd)
+        if w_fd >= 0:
+            os.close(w_fd)
+        _reap_orphans(r_fd, workdir)
+        os.close(r_fd)
         for root, dirs, files in os.walk(workdir):
             for name in dirs + files:
                 try:
@@ -191,12 +247,33 @@ def run_tests(
                     pass
         shutil.rmtree(workdir, ignore_errors=True)
     got: dict[int, Any] = {}
+    blocked: list[str] = []
     for line in raw.splitlines():
         try:
             rec = json.loads(line)
-            got.setdefault(int(rec["i"]), rec["out"])  # the first record of a test counts
-        except (ValueError, KeyError, TypeError):
+            i = int(rec["i"])
+            if i not in got and isinstance(rec.get("blocked"), str):
+                blocked.append(rec["blocked"][:200])
+            got.setdefault(i, rec["out"])  # the first record of a test counts
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
     passed = sum(i in got and _same(got[i], want, not fn_name) for i, want in enumerate(outputs))
-    status = "ok" if passed == len(outputs) else ("timeout" if timed_out else "wrong")
-    return SandboxResult(passed, len(outputs), status)
+    return SandboxResult(passed, len(outputs), *_status(passed, len(outputs), got, blocked, timed_out, proc))
+
+
+def _status(
+    passed: int, total: int, got: dict[int, Any], blocked: list[str], timed_out: bool, proc: Any
+) -> tuple[str, str]:
+    """(status, reason) of a run: a blocked operation or a crash is an error with its reason."""
+    if passed == total:
+        return "ok", ""
+    if blocked:
+        return "error", blocked[0]
+    if timed_out:
+        return "timeout", "time limit of the test suite"
+    errors = [o["__error__"] for o in got.values() if isinstance(o, dict) and "__error__" in o]
+    if errors:
+        return "error", f"raised {errors[0]}"
+    if not got:
+        return "error", f"no result (exit status {proc.returncode if proc is not None else None})"
+    return "wrong", f"{passed}/{total} tests passed"

@@ -1,7 +1,8 @@
 """Exact symbolic comparison of two scalar LaTeX answers (runs inside the reward worker).
 
 What it does: parses both sides with ``rewards.fastlatex`` when both are in its common subset, else
-both with latex2sympy2_extended (the parser math-verify uses; 10-130 ms per expression), turns
+both with latex2sympy2_extended (the parser math-verify uses; 1-250 ms per expression) -- only a plain
+number (no symbol, function or infinity) read by the fast parser is kept beside the other, turns
 every decimal literal into an exact ``Rational`` (so 0.866 is never sqrt(3)/2), then
 decides equality by (1) structural equality, (2) for constants, a 40-digit numeric evaluation of
 the difference, (3) for expressions in the same free symbols, the difference at six fixed
@@ -16,6 +17,7 @@ It never evaluates model text as Python.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -25,6 +27,7 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 
 from rewards.fastlatex import fast_parse
+from rewards.warm_forms import WARMUP
 
 _NORM = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none", equations=False
@@ -78,8 +81,8 @@ def _is_zero(d: sympy.Expr) -> bool | None:
     return bool(sympy.simplify(d) == 0)
 
 
-def _constant_ratio(a: sympy.Expr, b: sympy.Expr) -> bool:
-    """Is ``a / b`` the same nonzero constant at every sample point? (equations up to scaling)"""
+def _constant_ratio(a: sympy.Expr, b: sympy.Expr) -> Any | None:
+    """The constant ``a / b`` if it is the same nonzero number at every sample point, else None."""
     syms = sorted(a.free_symbols | b.free_symbols, key=str)
     ref = None
     hits = 0
@@ -90,13 +93,13 @@ def _constant_ratio(a: sympy.Expr, b: sympy.Expr) -> bool:
             continue
         r = va / vb
         if abs(r) < _EPS:
-            return False
+            return None
         if ref is None:
             ref = r
         elif abs(r - ref) > _EPS * (1 + abs(ref)):
-            return False
+            return None
         hits += 1
-    return hits >= 3
+    return ref if hits >= 3 or (hits >= 1 and not syms) else None
 
 
 def _expr_equal(p: Any, g: Any) -> bool:
@@ -106,7 +109,7 @@ def _expr_equal(p: Any, g: Any) -> bool:
         dp, dg = p.lhs - p.rhs, g.lhs - g.rhs
         if dp.free_symbols != dg.free_symbols or dg == 0:
             return False
-        return _constant_ratio(dp, dg)
+        return _constant_ratio(dp, dg) is not None
     if not (isinstance(p, sympy.Expr) and isinstance(g, sympy.Expr)):
         return False
     if p.has(sympy.oo, -sympy.oo, sympy.zoo) or g.has(sympy.oo, -sympy.oo, sympy.zoo):
@@ -116,19 +119,83 @@ def _expr_equal(p: Any, g: Any) -> bool:
     return _is_zero(p - g) is True
 
 
-def scalars_equal(pairs: list[list[str]]) -> list[bool]:
-    r"""For each ``[pred, gold]`` LaTeX pair: are they the same exact value / expression / equation?
+_REL_OP = re.compile(r"\\leq|\\geq|\\ne(?![a-zA-Z])|<|>")
+# a > b is b < a: every relation becomes "lhs OP rhs" with OP in <, <=, != and D = rhs - lhs
+_NORMAL = {
+    "<": ("<", False),
+    ">": ("<", True),
+    "\\leq": ("<=", False),
+    "\\geq": ("<=", True),
+    "\\ne": ("!=", False),
+}
+
+
+def _relation(s: str) -> tuple[str, Any] | None:
+    """``("<" | "<=" | "!=", rhs - lhs)`` for a single inequality, or None."""
+    ops = _REL_OP.findall(s)
+    if len(ops) != 1 or "=" in s.replace("\\ne", ""):
+        return None
+    lhs, rhs = _REL_OP.split(s)
+    op, flip = _NORMAL[ops[0]]
+    a, b = _pair(lhs.strip(), rhs.strip())
+    return op, (a - b if flip else b - a)
+
+
+def _plain_number(x: Any) -> bool:
+    """A number the two parsers read alike (no symbol, function or infinity to read by convention)."""
+    return isinstance(x, sympy.Expr) and x.is_number and not x.has(sympy.oo, sympy.zoo, sympy.Function)
+
+
+def _pair(a: str, b: str) -> tuple[Any, Any]:
+    """Both sides through one parser, never a mix -- except a plain number, which both read alike."""
+    fa, fb = _fast(a), _fast(b)
+    if fa is None and fb is None:
+        return parse(a), parse(b)
+    if fa is None:
+        return parse(a), (fb if _plain_number(fb) else parse(b))
+    if fb is None:
+        return (fa if _plain_number(fa) else parse(a)), parse(b)
+    return fa, fb
+
+
+def _relations_equal(p: str, g: str) -> bool:
+    """Same inequality up to a positive factor (direction flips with a negative one): -x > -1 is x < 1."""
+    rp, rg = _relation(p), _relation(g)
+    if rp is None or rg is None or rp[0] != rg[0]:
+        return False
+    dp, dg = rp[1], rg[1]
+    if dp.free_symbols != dg.free_symbols or dg == 0:
+        return False
+    ratio = _constant_ratio(dp, dg)
+    return ratio is not None and bool(ratio > 0 or rp[0] == "!=")
+
+
+def _close(p: Any, g: Any, rel_tol: float) -> bool:
+    """Numeric constants within ``rel_tol`` of each other (only when the caller opted in)."""
+    if not (isinstance(p, sympy.Expr) and isinstance(g, sympy.Expr)) or p.free_symbols or g.free_symbols:
+        return False
+    vp, vg = sympy.N(p, 30), sympy.N(g, 30)
+    if not (vp.is_real and vg.is_real) or vp.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
+        return False
+    return bool(abs(vp - vg) <= sympy.Float(rel_tol) * abs(vg))
+
+
+def scalars_equal(pairs: list[list[str]], rel_tol: float = 0.0) -> list[bool]:
+    r"""For each ``[pred, gold]`` LaTeX pair: the same exact value / expression / equation / inequality?
 
     >>> scalars_equal([[r"\sqrt{12}", r"2\sqrt{3}"], ["0.866", r"\frac{\sqrt{3}}{2}"], ["y=2x+1", "2x-y+1=0"]])
+    [True, False, True]
+    >>> scalars_equal([["-x > -1", "x < 1"], ["x > 5", "x < 5"], ["0.866", r"\frac{\sqrt{3}}{2}"]], rel_tol=1e-3)
     [True, False, True]
     """
     out: list[bool] = []
     for pred, gold in pairs:
         try:
-            fp, fg = _fast(pred), _fast(gold)
-            if fp is None or fg is None:  # both sides through one parser, never a mix
-                fp, fg = parse(pred), parse(gold)
-            out.append(_expr_equal(fp, fg))
+            if _REL_OP.search(pred) or _REL_OP.search(gold):
+                out.append(bool(_relations_equal(pred, gold)))
+                continue
+            fp, fg = _pair(pred, gold)
+            out.append(bool(_expr_equal(fp, fg) or (rel_tol > 0 and _close(fp, fg, rel_tol))))
         except Exception:  # noqa: BLE001 - unparsable model text is simply not equal
             out.append(False)
     return out
@@ -139,65 +206,29 @@ def _fast(s: str) -> Any:
     return fast_parse(s)
 
 
-# Parsed once when a worker starts: ANTLR builds its prediction tables lazily, so the first parse
-# of each construct is slow (~50-100 ms); warming them keeps per-call latency low afterwards.
-WARMUP = [
-    r"\frac{1}{2}",
-    r"\dfrac{3}{4}+x",
-    "x^{6}",
-    "x^2+2x+1",
-    "(x+1)^2",
-    "(a-b)(a+b)",
-    "a^2-b^2",
-    r"\sqrt{12}",
-    r"2\sqrt{3}",
-    r"\frac{\sqrt{2}}{2}",
-    r"3\pi",
-    r"\frac{\pi}{3}",
-    r"\sin 2x",
-    r"2\sin x \cos x",
-    r"\sin(2x)",
-    r"\cos^2 x",
-    r"\tan^{-1}(1)",
-    r"\log_2 8",
-    r"\ln 2",
-    r"\log(x)",
-    "e^{2}",
-    "e^x",
-    r"\exp(2)",
-    "y=2x+1",
-    "x^2+y^2=25",
-    r"(-\infty,-1]",
-    "[1,5)",
-    r"\{1,2\}",
-    "(1,2)",
-    "3+4i",
-    r"\frac{n(n+1)}{2}",
-    r"\binom{5}{2}",
-    "5!",
-    r"x^{3}\cdot x^{3}",
-    r"\left(x\right)",
-    r"10^{-3}",
-    r"\sqrt[3]{8}",
-    r"|x-1|",
-    r"\frac{x+1}{x-1}",
-    r"\pi r^2",
-    r"\begin{pmatrix}1&2\\3&4\end{pmatrix}",
-    r"\infty",
-    r"-\infty",
-    r"k\pi",
-    r"\theta",
-    r"x_1",
-    r"\alpha+\beta",
-]
+def warm_one(s: str) -> bool:
+    """Parse one ``WARMUP`` form with latex2sympy (and the fast parser) and compare it with itself."""
+    try:
+        parse(s)
+    except Exception:  # noqa: BLE001 - a warm-up form that does not parse still warmed the parser
+        pass
+    return scalars_equal([[s, s]]) == [True]
 
 
 def warmup() -> bool:
-    """Parse every ``WARMUP`` expression (cached afterwards; the worker also does it in idle time)."""
-    return all(
-        isinstance(x, bool)
-        for x in scalars_equal([[a, b] for a, b in zip(WARMUP, WARMUP[1:] + WARMUP[:1], strict=True)])
-    )
+    """Warm the LaTeX parser on every ``WARMUP`` form (the worker also does it in idle time, one form at a time).
+
+    ANTLR builds its prediction tables lazily, so latex2sympy's first parse of each construct costs
+    50-250 ms and later ones 1-20 ms; the forms cover the constructs final answers use.
+    """
+    return all([warm_one(x) or True for x in WARMUP])
+
+
+def clear_caches() -> bool:
+    """Forget parsed answers (the parser's warmed tables stay): new answers, as in each RL step."""
+    parse.cache_clear()
+    _fast.cache_clear()
+    return True
 
 
 def ping() -> str:
@@ -220,4 +251,5 @@ OPS: dict[str, Callable[..., Any]] = {
     "ping": ping,
     "sleep": sleep,
     "warmup": warmup,
+    "clear_caches": clear_caches,
 }

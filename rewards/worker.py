@@ -40,6 +40,7 @@ import time
 from typing import Any
 
 _STARTUP_TIMEOUT_S = 120.0
+_CPU = threading.local()  # worker CPU seconds used by this thread's calls (benchmarks read it)
 _QUEUE_WAIT_S = float(os.environ.get("REWARDS_QUEUE_WAIT_S", "60"))
 _POOL_SIZE = int(os.environ.get("REWARDS_WORKERS", max(1, min(4, (os.cpu_count() or 2) // 2))))
 
@@ -110,6 +111,7 @@ class _Worker:
         if line is None:
             raise TimeoutError(f"reward worker op {op!r} exceeded {timeout_s}s")
         reply = json.loads(line)
+        _CPU.seconds = getattr(_CPU, "seconds", 0.0) + float(reply.get("cpu_s", 0.0))
         if not reply.get("ok"):
             raise WorkerOpError(reply.get("error", "worker error"))
         return reply["value"]
@@ -255,6 +257,22 @@ def pool() -> WorkerPool:
         if _POOL is None or _POOL.pid != os.getpid():
             _POOL = WorkerPool()
         return _POOL
+
+
+def take_cpu_s() -> float:
+    """Worker CPU seconds used by this thread's calls since the last ``take_cpu_s`` (then reset to 0)."""
+    used = float(getattr(_CPU, "seconds", 0.0))
+    _CPU.seconds = 0.0
+    return used
+
+
+def reset_pool() -> None:
+    """Kill this process's workers and forget them: the next ``pool()`` starts fresh ones (cold caches)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is not None and _POOL.pid == os.getpid():
+            _POOL.close()
+        _POOL = None
 
 
 @atexit.register

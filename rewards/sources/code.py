@@ -52,4 +52,4 @@ def verify_code(
         return result(False, None, "no code block after the reasoning")
     tests = ground_truth if isinstance(ground_truth, dict) else json.loads(str(ground_truth))
     res = run_tests(code, tests, timeout_s=timeout_s)
-    return result(res.all_passed, f"{res.passed}/{res.total}", f"tests: {res.status}")
+    return result(res.all_passed, f"{res.passed}/{res.total}", f"tests: {res.status}: {res.reason}"[:300])

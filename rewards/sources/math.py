@@ -6,6 +6,11 @@ compares it with the gold (``rewards.equiv``). Gold may be stored as MATH does (
 with ``\boxed{}``), as GSM8K does (``... #### 72``) or as a bare answer (DAPO-Math-17k, AIME); a
 list of golds credits an answer equivalent to any of them.
 
+With ``answer_mode="flexible"`` a response with no answer marker at all is read the way a person reads
+it: its last math span (``$...$``, ``\\(...\\)``, ``\\[...\\]``), else the single number of its last
+sentence (two different numbers there: no answer). Every other rule -- one final answer, hedges --
+stays.
+
 What it does not do: partial credit, or read answers from the reasoning of a ``<think>`` block.
 """
 
@@ -39,7 +44,14 @@ def gold_answer(ground_truth: Any) -> str:
     return gt
 
 
-def _verify(solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k: bool) -> dict[str, Any]:
+def _verify(
+    solution_str: str,
+    ground_truth: Any,
+    timeout_s: float,
+    allow_gsm8k: bool,
+    rel_tol: float = 0.0,
+    flexible: bool = False,
+) -> dict[str, Any]:
     try:
         pool().ensure_started()  # once per process: the worker's start-up is not part of any call's limit
     except RuntimeError:
@@ -49,15 +61,25 @@ def _verify(solution_str: str, ground_truth: Any, timeout_s: float, allow_gsm8k:
     def agree(a: str, b: str) -> bool:  # several spellings of one final answer
         return equivalent(a, b, max(1e-3, timeout_s - (time.monotonic() - t0)))
 
-    ex = extract_final(solution_str, allow_gsm8k=allow_gsm8k, agree=agree)
+    ex = extract_final(solution_str, allow_gsm8k=allow_gsm8k, agree=agree, allow_last=flexible)
     if ex.pred is None:
         return result(False, None, ex.reason)
     golds = [gold_answer(g) for g in _as_list(ground_truth)]
     golds = [g for g in golds if g]
     if not golds:
         return result(False, clean(ex.pred), "empty gold answer")
-    acc = any(equivalent(ex.pred, g, max(1e-3, timeout_s - (time.monotonic() - t0))) for g in golds)
+    acc = any(equivalent(ex.pred, g, max(1e-3, timeout_s - (time.monotonic() - t0)), rel_tol) for g in golds)
     return result(acc, clean(ex.pred), "timeout" if timed_out() else "wrong answer")
+
+
+def _verify_with(
+    solution_str: str, ground_truth: Any, extra_info: dict[str, Any], timeout_s: float
+) -> dict[str, Any]:
+    """``_verify`` with the options ``compute_score`` put in ``extra_info`` (tolerance, answer mode)."""
+    flexible = extra_info.get("answer_mode") == "flexible"
+    return _verify(
+        solution_str, ground_truth, timeout_s, True, float(extra_info.get("rel_tol", 0.0)), flexible
+    )
 
 
 def _as_list(ground_truth: Any) -> list[Any]:
@@ -87,7 +109,7 @@ def verify_math(
     >>> verify_math(r"\boxed{3} or \boxed{4}", "3", {}, 1.0)["reason"]
     'several different final answers'
     """
-    return _verify(solution_str, ground_truth, timeout_s, allow_gsm8k=True)
+    return _verify_with(solution_str, ground_truth, extra_info, timeout_s)
 
 
 @register("gsm8k", "openai/gsm8k")
@@ -99,7 +121,7 @@ def verify_gsm8k(
     >>> verify_gsm8k("48 + 24 = 72\\n#### 72", "#### 72", {}, 1.0)["acc"]
     True
     """
-    return _verify(solution_str, ground_truth, timeout_s, allow_gsm8k=True)
+    return _verify_with(solution_str, ground_truth, extra_info, timeout_s)
 
 
 PREFIXES.add("aime", "math")

@@ -8,8 +8,10 @@ What it does:
   ``answer_mode="flexible"`` (``extra_info["answer_mode"]``, set by ``compute_score``) a response
   with no answer tag at all is also credited when everything after its one ``</think>`` is the
   gold integer (a bare final answer); several tags still score 0.
-- ``overtime_pay``: exactly one ``<answer>`` tag holding an amount in yuan (``1600``, ``1,600``,
-  ``1600.00 元``, ``¥1600``); compared after rounding both to 0.01 yuan (1600.1 is not 1600).
+- ``overtime_pay``: exactly one ``<answer>`` tag holding an amount in yuan, written as money is written
+  (``1600``, ``1,600``, ``1600.00 元``, ``¥1600``, ``人民币1600元``, ``约1600元``, a breakdown in brackets
+  after the total: ``1600元（8700÷21.75×2×2）``); compared after rounding both to 0.01 yuan (1600.1
+  is not 1600, "about" or not).
   The rule the gold follows: daily wage = monthly / 21.75 (hourly = daily / 8); weekday overtime
   150% per hour, rest day without compensatory leave 200%, statutory holiday 300%
   (``overtime_gold`` recomputes it independently of the generator).
@@ -26,8 +28,12 @@ from typing import Any
 from rewards.registry import register, result
 
 _INT = re.compile(r"-?\d{1,200}")
+_ABOUT = r"(?:约为|大约|约|approximately|approx\.?|about|≈)?"
+# how money is written: "人民币1,600元", "约1600.00元", "¥1600", "1600元（8700÷21.75×2×2）"
 _YUAN = re.compile(
-    r"(?:[¥￥]|RMB|CNY)?\s*([+-]?(?:\d{1,3}(?:,\d{3})+|\d{1,15})(?:\.\d{1,6})?)\s*(?:元|yuan|RMB|CNY)?",
+    rf"\s*{_ABOUT}\s*(?:人民币|[¥￥]|RMB|CNY)?\s*{_ABOUT}\s*"
+    r"([+-]?(?:\d{1,3}(?:,\d{3})+|\d{1,15})(?:\.\d{1,6})?)\s*(?:元整|元|yuan|RMB|CNY|块)?\s*"
+    r"(?:[(（](?=[^()（）]*[×÷*/+=-])[\d\s.,+\-*/×÷=·%元天小时倍xX]{1,200}[)）])?\s*[。.]?\s*",
     re.IGNORECASE,
 )
 _RATES = {"weekday": Decimal("1.5"), "rest_day": Decimal("2"), "holiday": Decimal("3")}
@@ -139,6 +145,8 @@ def verify_overtime(
     True
     >>> verify_overtime("<answer>1600.1</answer>", "1600", {}, 1.0)["acc"]
     False
+    >>> verify_overtime("<answer>人民币1,600元（8700÷21.75×2×2）</answer>", "1600", {}, 1.0)["acc"]
+    True
     """
     inner = single_tag_answer(solution_str)
     if inner is None and extra_info.get("answer_mode") == "flexible":

@@ -316,6 +316,379 @@ REAL_OUTPUTS = [
     (r"a +3z = 0", r"Answer: $0$", F),
 ]
 
+# classes of answers that rule verifiers miss or wrongly credit, written here as new regression rows:
+# (category, data_source, response, gold, label)
+T_, F_ = True, False
+CLASS_ROWS = [
+    # relations equal up to a non-zero factor; a negative factor flips the direction
+    ("relation", "math", "Answer: $6x-4y=2$", "3x-2y=1", T_),
+    ("relation", "math", "Answer: $-3y \\leq 6$", "y \\geq -2", T_),
+    ("relation", "math", "So the solution is \\boxed{2x+4 > 0}.", "x > -2", T_),
+    ("relation", "math", "So the solution is \\boxed{2x+4 > 0}.", "x < -2", F_),
+    ("relation", "math", "Answer: $x - 2y + 3 = 0$", "2x - 4y - 6 = 0", F_),
+    ("relation", "math", "Answer: $-2a < 8$", "a > -4", T_),
+    ("relation", "math", "Answer: $-2a < 8$", "a < -4", F_),
+    ("relation", "math", "Answer: $5 \\geq t$", "t \\leq 5", T_),
+    # \pm inside sets, lists and tuples
+    (
+        "pm_expansion",
+        "math",
+        "The roots are \\boxed{\\{2\\pm\\sqrt{3}, 1\\}}.",
+        "1, 2+\\sqrt{3}, 2-\\sqrt{3}",
+        T_,
+    ),
+    (
+        "pm_expansion",
+        "math",
+        "The roots are \\boxed{1, 2+\\sqrt{3}, 2-\\sqrt{3}}.",
+        "\\{2\\pm\\sqrt{3}, 1\\}",
+        T_,
+    ),
+    (
+        "pm_expansion",
+        "math",
+        "The roots are \\boxed{\\{2\\pm\\sqrt{3}\\}}.",
+        "1, 2+\\sqrt{3}, 2-\\sqrt{3}",
+        F_,
+    ),
+    ("pm_expansion", "math", "The points are \\boxed{(\\pm 3, 1)}.", "(3, 1), (-3, 1)", T_),
+    ("pm_expansion", "math", "The points are \\boxed{(\\pm 3, 1)}.", "(3, 1), (-3, -1)", F_),
+    ("pm_expansion", "math", "Answer: $0, \\pm 2$", "-2, 0, 2", T_),
+    # set-builder, interval and membership notations of one set
+    ("set_notation", "math", "The domain is \\boxed{\\{x \\mid 2 < x \\leq 5\\}}.", "(2, 5]", T_),
+    ("set_notation", "math", "The domain is \\boxed{\\{x \\mid 2 < x \\leq 5\\}}.", "[2, 5]", F_),
+    ("set_notation", "math", "Answer: $t \\in [0.25, \\infty)$", "[\\frac{1}{4}, \\infty)", T_),
+    ("set_notation", "math", "Answer: $t \\in (0.25, \\infty)$", "[\\frac{1}{4}, \\infty)", F_),
+    (
+        "set_notation",
+        "math",
+        "So \\boxed{y < -3 \\text{ or } y > 3}.",
+        "(-\\infty, -3) \\cup (3, \\infty)",
+        T_,
+    ),
+    (
+        "set_notation",
+        "math",
+        "So \\boxed{y \\leq -3 \\text{ or } y > 3}.",
+        "(-\\infty, -3) \\cup (3, \\infty)",
+        F_,
+    ),
+    ("set_notation", "math", "Answer: $(-\\infty, 7)$", "\\{m \\mid m < 7\\}", T_),
+    ("set_notation", "math", "Answer: $x \\neq 4$", "(-\\infty, 4) \\cup (4, \\infty)", T_),
+    # spacing macros and delimiters around the answer
+    ("spacing", "math", "The interval is \\boxed{\\;\\left[ 1,\\ 2 \\right]\\;}.", "[1, 2]", T_),
+    ("spacing", "math", "The interval is \\boxed{\\;\\left[ 1,\\ 3 \\right]\\;}.", "[1, 2]", F_),
+    ("spacing", "math", "The solutions are $3$, $4$.\nAnswer: $3$, $4$", "3, 4", T_),
+    ("spacing", "math", "Answer: \\quad\\dfrac{2}{3}\\,", "\\frac{2}{3}", T_),
+    ("spacing", "math", "Answer: \\(\\, 7 \\,\\)", "7", T_),
+    # a comma is a thousands separator only in valid groupings
+    ("thousands_grouping", "math", "Answer: 12, 345", "12345", F_),
+    ("thousands_grouping", "math", "Answer: 12,345", "12345", T_),
+    ("thousands_grouping", "math", "Answer: 1,2345", "12345", F_),
+    ("thousands_grouping", "math", "The answer is \\boxed{10,\\!500}.", "10500", T_),
+    ("thousands_grouping", "math", "The answer is \\boxed{5, 250}.", "5250", F_),
+    # one answer stated more than once counts once
+    ("repeated", "math", "So \\boxed{45}.\n\nAnswer: The answer is 45 because 9 \\times 5 = 45.", "45", T_),
+    ("repeated", "math", "We get \\boxed{\\frac{3}{4}}.\n\nThe answer is 0.75.", "\\frac{3}{4}", T_),
+    (
+        "repeated",
+        "math",
+        "<think>so 45</think><answer>45</answer>\nThe final answer is \\boxed{45}.",
+        "45",
+        T_,
+    ),
+    ("repeated", "math", "So \\boxed{45}.\n\nThe answer is 54.", "45", F_),
+    # numbers written in words
+    ("number_words", "math", "Answer: twenty-one", "21", T_),
+    ("number_words", "math", "The answer is \\boxed{\\text{three hundred and five}}.", "305", T_),
+    ("number_words", "math", "Answer: twelve", "13", F_),
+    ("number_words", "math", "Answer: 21", "twenty-one", T_),
+    # clock times are times, not numbers or ratios
+    ("clock_time", "math", "The train leaves at \\boxed{3:45\\text{ pm}}.", "15:45", T_),
+    ("clock_time", "math", "The clock shows \\boxed{1:00}.", "12:00", F_),
+    ("clock_time", "math", "The clock shows \\boxed{9:30}.", "9:30", T_),
+    ("clock_time", "math", "The clock shows \\boxed{930}.", "9:30", F_),
+    # the final answer's surroundings: a hedge or alternative after it is a second answer
+    (
+        "tail_hedge",
+        "math",
+        "So the answer is \\boxed{12}. Unless I miscounted, in which case it is 13.",
+        "12",
+        F_,
+    ),
+    ("tail_hedge", "math", "<think>x</think><answer>12</answer> (or possibly 13)", "12", F_),
+    ("tail_hedge", "math", "Answer: 12\nBut maybe it is 13.", "12", F_),
+    ("tail_hedge", "math", "Hence \\boxed{12}, or $13$ if the endpoints count.", "12", F_),
+    ("tail_hedge", "math", "The probability is \\boxed{0.25}, or 25\\%.", "\\frac{1}{4}", T_),
+    ("tail_hedge", "math", "The total is \\boxed{1600} (= 400 \\times 4).", "1600", T_),
+    # the seed's overtime-pay task, money written the way Chinese text writes it
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400, 400*2*2</think><answer>人民币1,600元</answer>",
+        "1600.00",
+        T_,
+    ),
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400, 400*2*2</think><answer>约1600元</answer>",
+        "1600.00",
+        T_,
+    ),
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400</think><answer>1600元（400×2×2）</answer>",
+        "1600.00",
+        T_,
+    ),
+    ("money_zh", "overtime_pay", "<think>8700/21.75=400</think><answer>约1599元</answer>", "1600.00", F_),
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400</think><answer>1600元（或1200元）</answer>",
+        "1600.00",
+        F_,
+    ),
+    (
+        "money_zh",
+        "overtime_pay",
+        "<think>8700/21.75=400</think><answer>1600元或1200元</answer>",
+        "1600.00",
+        F_,
+    ),
+    # ordinals are their numbers ("15th", "twenty-first", "5^{th}"); a number with a noun after it in the gold
+    ("ordinal", "math", "Answer: 15th", "15", T_),
+    ("ordinal", "math", "She finishes on the \\boxed{21^{\\text{st}}} day.", "21", T_),
+    ("ordinal", "math", "Answer: the twelfth", "12", T_),
+    ("ordinal", "math", "Answer: 15th", "16", F_),
+    ("ordinal", "math", "Answer: 15", "15\\text{th day}", T_),
+    ("ordinal", "math", "Answer: 42", "42 \\text{ marbles}", T_),
+    ("ordinal", "math", "Answer: 43", "42 \\text{ marbles}", F_),
+    # a gold (or answer) that is a short phrase around one value: the value, unless a word changes it
+    ("phrase_value", "math", "Answer: 5", "\\text{The minimum value is } 5", T_),
+    ("phrase_value", "math", "Answer: 5", "\\text{Day } 5", T_),
+    ("phrase_value", "math", "Answer: 5", "\\text{at least } 5", F_),
+    ("phrase_value", "math", "Answer: 5", "5 \\text{ when } n \\text{ is odd}", F_),
+    ("phrase_value", "math", "So \\boxed{\\text{the minimum is } 6}.", "5", F_),
+    ("phrase_value", "math", "So \\boxed{\\text{not } 5}.", "5", F_),
+    # membership in a finite set is the list of its elements
+    ("set_membership", "math", "Answer: $x \\in \\{-1, 2\\}$", "x = -1 \\text{ or } x = 2", T_),
+    ("set_membership", "math", "Answer: $x \\in \\{-1, 3\\}$", "x = -1 \\text{ or } x = 2", F_),
+    ("set_membership", "math", "The solutions are \\boxed{x \\in \\{2, -1\\}}.", "-1, 2", T_),
+    # a tuple of names assigned a tuple of values is that tuple
+    ("tuple_assign", "math", "So \\boxed{(x, y) = (3, -1)}.", "(3, -1)", T_),
+    ("tuple_assign", "math", "So \\boxed{(x, y) = (-1, 3)}.", "(3, -1)", F_),
+    ("tuple_assign", "math", "Answer: $(3, -1)$", "(x, y) = (3, -1)", T_),
+    # named values are matched by name, never by position
+    ("named_values", "math", "Answer: $a = 3, b = 2$", "a = 2, b = 3", F_),
+    ("named_values", "math", "Answer: $b = 3, a = 2$", "a = 2, b = 3", T_),
+    ("named_values", "math", "Answer: $x = 2 \\text{ and } y = 3$", "(2, 3)", T_),
+    # lists: semicolons separate items; "1, 2, and 3"; a unit after each item
+    ("list_forms", "math", "Answer: $1; 3$", "1, 3", T_),
+    ("list_forms", "math", "The points are \\boxed{(0, 1); (2, 3)}.", "(0, 1), (2, 3)", T_),
+    ("list_forms", "math", "Answer: $1; 4$", "1, 3", F_),
+    ("list_forms", "math", "Answer: 1, 2, and 3", "1, 2, 3", T_),
+    ("list_forms", "math", "Answer: 1, 2, and 4", "1, 2, 3", F_),
+    ("list_forms", "math", "Answer: $2 \\text{ cm}, 3 \\text{ cm}$", "2, 3", T_),
+    # unicode math symbols and full-width digits
+    ("unicode_math", "math", "Answer: (-∞, 1) ∪ (2, ∞)", "(-\\infty, 1) \\cup (2, \\infty)", T_),
+    ("unicode_math", "math", "Answer: (-∞, 1] ∪ (2, ∞)", "(-\\infty, 1) \\cup (2, \\infty)", F_),
+    ("unicode_math", "math", "Answer: x ∈ [1, 2]", "[1, 2]", T_),
+    ("unicode_math", "math", "Answer: ℝ", "(-\\infty, \\infty)", T_),
+    ("unicode_math", "math", "Answer: １２", "12", T_),
+    ("unicode_math", "math", "Answer: １３", "12", F_),
+    # the reals without finitely many points; "all real numbers"
+    (
+        "set_difference",
+        "math",
+        "The domain is \\boxed{\\mathbb{R} \\setminus \\{1\\}}.",
+        "(-\\infty, 1) \\cup (1, \\infty)",
+        T_,
+    ),
+    (
+        "set_difference",
+        "math",
+        "Answer: $\\mathbb{R}\\backslash\\{0, 2\\}$",
+        "(-\\infty,0)\\cup(0,2)\\cup(2,\\infty)",
+        T_,
+    ),
+    (
+        "set_difference",
+        "math",
+        "The domain is \\boxed{\\mathbb{R} \\setminus \\{1\\}}.",
+        "(-\\infty, -1) \\cup (-1, \\infty)",
+        F_,
+    ),
+    ("set_difference", "math", "Answer: all real numbers", "(-\\infty, \\infty)", T_),
+    ("set_difference", "math", "Answer: all real numbers", "(0, \\infty)", F_),
+    # intervals in ISO notation (reversed brackets are open ends)
+    ("iso_interval", "math", "Answer: $]0, 1[$", "(0, 1)", T_),
+    ("iso_interval", "math", "Answer: $[0, 1[$", "[0, 1)", T_),
+    ("iso_interval", "math", "Answer: $]0, 1]$", "[0, 1]", F_),
+    (
+        "iso_interval",
+        "math",
+        "Answer: $]-\\infty, 2[ \\cup ]3, +\\infty[$",
+        "(-\\infty,2)\\cup(3,\\infty)",
+        T_,
+    ),
+    # two one-sided conditions joined by "and" are one interval; a chain read in either direction
+    ("conjunction", "math", "Answer: $x > 1 \\text{ and } x < 3$", "(1, 3)", T_),
+    ("conjunction", "math", "So \\boxed{x \\geq -2 \\text{ and } x < 5}.", "[-2, 5)", T_),
+    ("conjunction", "math", "Answer: $x > 1 \\text{ and } x < 3$", "(1, 4)", F_),
+    ("conjunction", "math", "Answer: $x > 1 \\text{ and } y < 3$", "(1, 3)", F_),
+    ("conjunction", "math", "Hence \\boxed{f(4) > f(1) > f(2)}.", "f(2) < f(1) < f(4)", T_),
+    ("conjunction", "math", "Hence \\boxed{f(4) > f(2) > f(1)}.", "f(2) < f(1) < f(4)", F_),
+    # a matrix inside brackets, as an array, as a small matrix or as nested lists
+    (
+        "matrix_forms",
+        "math",
+        "So \\boxed{\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}}.",
+        "(\\begin{pmatrix}1&2\\\\3&4\\\\\\end{pmatrix})",
+        T_,
+    ),
+    (
+        "matrix_forms",
+        "math",
+        "Answer: $\\left(\\begin{array}{cc}1&2\\\\3&4\\end{array}\\right)$",
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        T_,
+    ),
+    (
+        "matrix_forms",
+        "math",
+        "Answer: $\\left(\\begin{array}{cc}1&2\\\\4&3\\end{array}\\right)$",
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        F_,
+    ),
+    (
+        "matrix_forms",
+        "math",
+        "Answer: $\\left[\\begin{matrix}1&0\\\\0&1\\end{matrix}\\right]$",
+        "\\begin{bmatrix}1&0\\\\0&1\\end{bmatrix}",
+        T_,
+    ),
+    ("matrix_forms", "math", "Answer: [[1, 2], [3, 4]]", "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", T_),
+    ("matrix_forms", "math", "Answer: [[1, 2], [4, 3]]", "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", F_),
+    (
+        "matrix_forms",
+        "math",
+        "Answer: $\\begin{smallmatrix}1&2\\\\3&4\\end{smallmatrix}$",
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        T_,
+    ),
+    # repeating decimals are exact fractions (a rounded decimal is not)
+    ("repeating_decimal", "math", "Answer: $0.\\overline{3}$", "\\frac{1}{3}", T_),
+    ("repeating_decimal", "math", "So \\boxed{0.1\\overline{6}}.", "\\frac{1}{6}", T_),
+    ("repeating_decimal", "math", "Answer: $1.\\overline{27}$", "\\frac{14}{11}", T_),
+    ("repeating_decimal", "math", "Answer: $0.\\overline{3}$", "0.33", F_),
+    ("repeating_decimal", "math", "Answer: $0.\\overline{6}$", "\\frac{1}{3}", F_),
+    # digits separated by spaces: a mixed number, SI thousands groups, otherwise not one number
+    ("digit_groups", "math", "Answer: 1 1/2", "\\frac{3}{2}", T_),
+    ("digit_groups", "math", "Answer: 1 1/2", "\\frac{11}{2}", F_),
+    ("digit_groups", "math", "Answer: $3 \\frac{1}{4}$", "3.25", T_),
+    ("digit_groups", "math", "Answer: 12 345", "12345", T_),
+    ("digit_groups", "math", "Answer: 1 000 000", "10^6", T_),
+    ("digit_groups", "math", "Answer: 12 34", "1234", F_),
+    ("digit_groups", "math", "Answer: 1 2", "12", F_),
+    # a family with an integer parameter: the parameter's name and its "k in Z" do not matter
+    (
+        "integer_parameter",
+        "math",
+        "Answer: $x = \\frac{\\pi}{4} + k\\pi, k \\in \\mathbb{Z}$",
+        "\\frac{\\pi}{4} + n\\pi",
+        T_,
+    ),
+    (
+        "integer_parameter",
+        "math",
+        "So \\boxed{\\frac{\\pi}{6} + 2k\\pi \\ (k \\in \\mathbb{Z})}.",
+        "\\frac{\\pi}{6} + 2n\\pi, n \\in \\mathbb{Z}",
+        T_,
+    ),
+    (
+        "integer_parameter",
+        "math",
+        "Answer: $x = \\frac{\\pi}{4} + 2k\\pi, k \\in \\mathbb{Z}$",
+        "\\frac{\\pi}{4} + n\\pi, n \\in \\mathbb{Z}",
+        F_,
+    ),
+    (
+        "integer_parameter",
+        "math",
+        "Answer: $\\frac{\\pi}{4} + k\\pi$",
+        "\\frac{\\pi}{4} + k\\pi, k \\in \\mathbb{Z}",
+        T_,
+    ),
+    # functions written with \operatorname{...}
+    ("operator_names", "math", "Answer: $\\operatorname{arcsin}\\frac{1}{2}$", "\\frac{\\pi}{6}", T_),
+    ("operator_names", "math", "Answer: $\\operatorname{arctan} 1$", "\\frac{\\pi}{3}", F_),
+    # a function's name on the left: f(x) = ..., y = ..., g(x) = ... name the same function of x
+    ("function_name", "math", "Answer: $y = x^2 + 1$", "f(x) = x^2 + 1", T_),
+    ("function_name", "math", "Answer: $g(x) = 2x - 3$", "f(x) = 2x - 3", T_),
+    ("function_name", "math", "Answer: $y = x^2 - 1$", "f(x) = x^2 + 1", F_),
+    ("function_name", "math", "Answer: $f(t) = 2t$", "f(x) = 2x", T_),
+    ("function_name", "math", "Answer: $y = 3$", "x = 3", F_),
+    # a sequence's index is a bound name: a_k = 2^k - 1 is a_n = 2^n - 1
+    ("sequence_index", "math", "Answer: $a_k = 2^k - 1$", "a_n = 2^n - 1", T_),
+    ("sequence_index", "math", "Answer: $a_k = 2^k + 1$", "a_n = 2^n - 1", F_),
+    ("sequence_index", "math", "Answer: $b_n = 2^n - 1$", "a_n = 2^n - 1", F_),
+    # one value for several names: x = y = z = 1
+    ("shared_value", "math", "Answer: $x = y = z = 1$", "x = 1, y = 1, z = 1", T_),
+    ("shared_value", "math", "Answer: $x = 1, y = 1, z = 1$", "x = y = z = 1", T_),
+    ("shared_value", "math", "Answer: $x = y = 1$", "x = 1, y = 2", F_),
+    ("shared_value", "math", "Answer: $a = b = c = 2$", "(2, 2, 2)", T_),
+    # absolute-value conditions are intervals
+    ("abs_condition", "math", "Answer: $|x| \\leq 2$", "[-2, 2]", T_),
+    ("abs_condition", "math", "Answer: $|x - 1| < 3$", "-2 < x < 4", T_),
+    ("abs_condition", "math", "Answer: $|m| \\geq 2$", "(-\\infty, -2] \\cup [2, \\infty)", T_),
+    ("abs_condition", "math", "Answer: $|x| < 2$", "[-2, 2]", F_),
+    ("abs_condition", "math", "Answer: $|x + 1| > 1$", "(-\\infty, -2) \\cup (0, \\infty)", T_),
+    # alternatives made of named values are tuples, in the order written
+    (
+        "named_groups",
+        "math",
+        "Answer: $x = 1, y = 2$ or $x = 2, y = 1$",
+        "(1, 2), (2, 1)",
+        T_,
+    ),
+    ("named_groups", "math", "Answer: $x = 1, y = 2$ or $x = 3, y = 1$", "(1, 2), (2, 1)", F_),
+    ("named_groups", "math", "So \\boxed{x = 0, y = 0; x = 1, y = 1}.", "(0, 0), (1, 1)", T_),
+    # a named quantity (a segment, an angle, a probability) set equal to its value, on either side
+    ("named_quantity", "math", "Answer: $2\\sqrt{3}$", "AB = 2\\sqrt{3}", T_),
+    ("named_quantity", "math", "Answer: $30^\\circ$", "\\angle ABC = 30^\\circ", T_),
+    ("named_quantity", "math", "Answer: $\\frac{1}{2}$", "P(A) = \\frac{1}{2}", T_),
+    ("named_quantity", "math", "Answer: $AB = 2\\sqrt{3}$", "2\\sqrt{3}", T_),
+    ("named_quantity", "math", "Answer: $3\\sqrt{2}$", "AB = 2\\sqrt{3}", F_),
+    ("named_quantity", "math", "Answer: $5$", "x + y = 5", F_),
+    # a number times a matrix is the matrix of the products
+    (
+        "matrix_forms",
+        "math",
+        "Answer: $\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}$",
+        "2\\begin{pmatrix}\\frac{1}{2}&1\\\\\\frac{3}{2}&2\\end{pmatrix}",
+        T_,
+    ),
+    (
+        "matrix_forms",
+        "math",
+        "Answer: $\\frac{1}{2}\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}$",
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        F_,
+    ),
+    # degrees inside a trigonometric function are degrees, not radians
+    ("trig_degrees", "math", "Answer: $\\sin 30^\\circ$", "\\frac{1}{2}", T_),
+    ("trig_degrees", "math", "Answer: $2\\cos(60^{\\circ})$", "1", T_),
+    ("trig_degrees", "math", "Answer: $\\sin 60^\\circ$", "\\frac{1}{2}", F_),
+    ("trig_degrees", "math", "Answer: $\\lg 100$", "2", T_),
+    # known misses (tests expect the verifier to get these wrong, strictly): see KNOWN_MISSES in the tests
+    ("known_miss", "math", "The two parts are \\boxed{3} and \\boxed{4}.", "3, 4", T_),
+    ("known_miss", "math", "Adding them up, the total comes to 42.", "42", T_),
+    ("known_miss", "math", "Answer: 0.25\\%", "0.25", F_),
+]
+
 GOLD_FORMS = [  # gold stored as MATH (full solution), GSM8K (#### line) or AIME (zero-padded)
     (r"The sum is $3+4=7$, so the answer is $\boxed{7}$.", ["7", "7.0"], ["8"]),
     ("She sold 48/2 = <<48/2=24>>24 clips in May.\n#### 72", ["72"], ["24"]),
@@ -457,6 +830,17 @@ def rows() -> list[dict[str, object]]:
                 gold=gold,
                 label=label,
                 adversarial=False,
+            )
+        )
+    for cat, ds, resp, gold, label in CLASS_ROWS:
+        out.append(
+            dict(
+                category=cat,
+                data_source=ds,
+                response=resp,
+                gold=gold,
+                label=label,
+                adversarial=cat == "tail_hedge" and not label,
             )
         )
     for resp, gold in ADVERSARIAL:

@@ -49,6 +49,9 @@ ATTACKS = {
     "recursion bomb": "import sys\ndef f(n):\n    return f(n + 1)\nf(0)",
     "exec via __import__": f"__import__('os').system('touch {SENTINEL}')",
     "ignore signals and spin": "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass",
+    "walk the heap to the audit hook (gc)": "import gc\nfor o in gc.get_objects():\n    pass\nprint(2 * int(input()))",
+    "fresh gc module past the cache": "import importlib.util\nspec = importlib.util.find_spec('gc')\n"
+    "gc = importlib.util.module_from_spec(spec)\nprint(len(gc.get_referrers(print)))\nprint(2 * int(input()))",
     "always-equal object (call)": "class E:\n    def __eq__(self, o):\n        return True\ndef double(x):\n    return E()",
 }
 

@@ -207,5 +207,8 @@ def test_arithmetic_answer_modes(resp: str, strict: bool, flexible: bool) -> Non
 def test_answer_mode_errors_name_the_key() -> None:
     with pytest.raises(ValueError, match="answer_mode.*must be one of"):
         rewards.compute_score("arithmetic", "x", "8", answer_mode="lenient")
-    with pytest.raises(ValueError, match="not implemented for data source 'math'"):
-        rewards.compute_score("math", "x", "8", answer_mode="flexible")
+    with pytest.raises(ValueError, match="not implemented for data source 'overtime_pay'"):
+        rewards.compute_score("overtime_pay", "x", "8", answer_mode="flexible")
+    # math reads an unmarked final answer only in flexible mode
+    assert not rewards.compute_score("math", "Adding up, the total is 8.", "8")["acc"]
+    assert rewards.compute_score("math", "Adding up, the total is 8.", "8", answer_mode="flexible")["acc"]

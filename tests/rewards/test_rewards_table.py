@@ -1,7 +1,14 @@
-"""The labelled regression table (math_table.jsonl, built by build_table.py): error-rate targets."""
+"""The labelled regression table (math_table.jsonl, built by build_table.py): one test per row.
+
+Each row's verdict is asserted exactly; the rows the verifier is known to get wrong are strict
+xfails (a fix makes them fail loudly, so the list stays true). The table is what ``build_table.py``
+generates, byte for byte. This table was labelled by the project while building the verifier: it
+is a regression test, not a measurement (held-out rates: ``make bench-rewards``).
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -9,12 +16,36 @@ import pytest
 
 import rewards
 
-ROWS = [json.loads(line) for line in Path(__file__).with_name("math_table.jsonl").read_text().splitlines()]
+HERE = Path(__file__).parent
+TABLE = HERE / "math_table.jsonl"
+ROWS = [json.loads(line) for line in TABLE.read_text().splitlines()]
+BY_ID = {r["id"]: r for r in ROWS}
+# id -> why the verifier's verdict differs from the label (policy or a gap we have not closed)
+KNOWN_MISSES = {
+    r["id"]: reason
+    for r in ROWS
+    if r["category"] == "known_miss"
+    for reason in [
+        {
+            "3, 4": "a multi-part answer spread over several boxes is refused as several answers",
+            "42": "a bare final number with no answer marker is not read",
+            "0.25": "'0.25%' is credited against 0.25: a percent sign is read as a unit",
+        }[r["gold"]]
+    ]
+}
 
 
-@pytest.fixture(scope="module")
-def scored() -> list[tuple[dict, bool]]:
-    return [(r, rewards.compute_score(r["data_source"], r["response"], r["gold"])["acc"]) for r in ROWS]
+def _build_module():
+    spec = importlib.util.spec_from_file_location("build_table", HERE / "build_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_table_is_what_build_table_generates() -> None:
+    rows = _build_module().rows()
+    assert TABLE.read_text() == "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
 def test_table_is_large_and_balanced() -> None:
@@ -22,26 +53,19 @@ def test_table_is_large_and_balanced() -> None:
     assert sum(r["label"] for r in ROWS) >= 150
     assert sum(r["adversarial"] for r in ROWS) >= 40
     assert len({r["category"] for r in ROWS}) >= 20
+    assert all(not r["label"] for r in ROWS if r["adversarial"])
 
 
-def test_false_negative_rate(scored) -> None:
-    pos = [(r, a) for r, a in scored if r["label"]]
-    misses = [(r["id"], r["gold"], r["response"][-60:]) for r, a in pos if not a]
-    assert len(misses) / len(pos) <= 0.02, misses
+def _params():
+    for r in ROWS:
+        marks = (
+            [pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[r["id"]])] if r["id"] in KNOWN_MISSES else []
+        )
+        yield pytest.param(r["id"], id=f"{r['id']}-{r['category']}", marks=marks)
 
 
-def test_false_positive_rate(scored) -> None:
-    neg = [(r, a) for r, a in scored if not r["label"]]
-    wrong = [(r["id"], r["gold"], r["response"][-60:]) for r, a in neg if a]
-    assert len(wrong) / len(neg) <= 0.01, wrong
-
-
-def test_no_adversarial_row_is_credited(scored) -> None:
-    assert [r["id"] for r, a in scored if r["adversarial"] and a] == []
-
-
-@pytest.mark.parametrize("category", sorted({r["category"] for r in ROWS}))
-def test_every_category_mostly_right(scored, category: str) -> None:
-    rows = [(r, a) for r, a in scored if r["category"] == category]
-    right = sum(a == r["label"] for r, a in rows)
-    assert right / len(rows) >= 0.9, [(r["id"], r["gold"], r["label"]) for r, a in rows if a != r["label"]]
+@pytest.mark.parametrize("row_id", list(_params()))
+def test_row_verdict(row_id: int) -> None:
+    r = BY_ID[row_id]
+    got = rewards.compute_score(r["data_source"], r["response"], r["gold"])
+    assert got["acc"] is r["label"], (r["gold"], r["response"][-80:], got["reason"])
