@@ -1,6 +1,6 @@
 """Turn a finished run directory into the record ``core.results.write_run`` commits.
 
-:func:`run_record` reads ``run.json``, ``summary.json`` and ``metrics.jsonl`` (``analysis.runs``)
+:func:`run_record` reads ``run.json``, ``summary.json`` and ``metrics.jsonl`` (``core.runs``)
 and keeps what the docs need: recipe, overrides, seed, the run's own commit and versions, wall and
 CPU time, the summary metrics and down-sampled curves of a few logged keys (``CURVES`` plus any the
 caller names; a key the run did not log is left out, never invented). Callers add derived metrics

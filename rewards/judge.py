@@ -25,7 +25,7 @@ import threading
 from functools import lru_cache
 from typing import Any, Protocol
 
-from recipes.registry import Registry
+from core.registry import Registry
 
 LOG = logging.getLogger("rewards.judge")
 STATS = {"asked": 0, "flipped": 0}

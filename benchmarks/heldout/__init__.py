@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rewards.extract import extract_final
+from rewards.sources.math import gold_answer
+
 HERE = Path(__file__).resolve().parent
 TUNING_TABLE = HERE.parent.parent / "tests" / "rewards" / "math_table.jsonl"
 LEVELS = ("answer", "response")
@@ -147,9 +150,6 @@ def _key(s: str) -> str:
 def _answer_of(text: str, level: str = "response") -> str:
     """A row's final answer: an answer string read as a stored answer; a response, what our
     extraction reads from it (the whole text when it reads nothing)."""
-    from rewards.extract import extract_final
-    from rewards.sources.math import gold_answer
-
     if level == "answer":
         return gold_answer(text)
     pred = extract_final(text, allow_gsm8k=True).pred
@@ -160,8 +160,6 @@ def split_overlap(
     heldout: list[dict[str, Any]], tuning: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """(held-out rows kept, ids left out because the tuning table has the same gold and final answer)."""
-    from rewards.sources.math import gold_answer
-
     seen = {(_key(gold_answer(g)), _key(_answer_of(r["response"]))) for r in tuning for g in golds(r)}
     seen |= {(_key(gold_answer(g)), _key(r["response"])) for r in tuning for g in golds(r)}
     kept, left = [], []

@@ -15,9 +15,10 @@ from rewards import judge as judge_mod
 
 @pytest.fixture(scope="module")
 def tiny_judge_dir(tmp_path_factory):
-    from data_pipelines.local_model import build_tiny_checkpoint
+    from core.model import ModelSpec, build_checkpoint
 
-    return str(build_tiny_checkpoint(tmp_path_factory.mktemp("judge") / "tiny", seed=3))
+    spec = ModelSpec(64, 2, 4, 2, 256, 2048)
+    return str(build_checkpoint(tmp_path_factory.mktemp("judge") / "tiny", spec, tokenizer="byte", seed=3))
 
 
 def test_judge_only_asked_when_the_rules_say_no(tiny_judge_dir: str) -> None:
