@@ -16,7 +16,7 @@ ARGS   ?=
 PYTEST_ARGS ?=
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
-        eval diagnose report sweep estimate pipeline ablations-doc clean
+        eval diagnose report sweep estimate pipeline docs results clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -86,8 +86,13 @@ estimate: setup ## Generation vs SFT token budget and GPU-hours for a recipe: ma
 sweep: setup ## Ablation sweep as a Hydra multirun: make sweep SWEEP=<name> [RECIPE=...] [SCALE=...]
 	$(PY) -m recipes.sweep sweep=$(SWEEP) $(if $(filter command line,$(origin RECIPE)),recipe=$(RECIPE)) $(if $(SCALE),scale=$(SCALE)) $(ARGS)
 
-ablations-doc: setup ## Regenerate docs/ablations.md from the newest sweep directories in multirun/
-	$(PY) -m analysis.ablations $(ARGS)
+docs: setup ## Regenerate README.md's and docs/'s generated blocks and figures from results/ and conf/
+	$(PY) -m recipes.table write=true provenance=true > /dev/null
+	$(PY) -m analysis.docgen $(ARGS)
+
+results: setup ## Re-run one experiment the docs cite into results/: make results NAME=<experiment> (NAME= lists them)
+	$(if $(filter bench_engine,$(NAME)),$(PIP) install -q "trl==1.16.0")
+	$(PY) -m benchmarks.experiments $(if $(NAME),name=$(NAME),list=true) $(if $(ARGS),args="[$(shell echo $(ARGS) | sed 's/ /,/g')]")
 
 pipeline: setup ## Multi-stage pipeline: make pipeline PIPELINE=r1|distill
 	$(PY) -m recipes.pipeline pipeline=$(PIPELINE) $(ARGS)

@@ -13,17 +13,17 @@ from, with their commit and command, so each number traces to the run that produ
 
 Figures are SVG files (text stays text) under ``docs/figures/``. Their bytes depend on the
 installed matplotlib, so a figure is identified by the hash of the data it plots, stored in the
-SVG's description: ``--check`` fails when that hash differs from the data's, not when matplotlib
+SVG's description: the check fails when that hash differs from the data's, not when matplotlib
 draws a pixel differently.
 
-``python -m analysis.docgen`` rewrites the blocks and figures; ``--check`` changes nothing and
-exits 1 listing every stale block or figure (a test runs it). Does not run experiments: a section
+``python -m analysis.docgen`` (``make docs``; a Hydra app, ``conf/command/docs.yaml``) rewrites the
+blocks and figures; ``check=true`` changes nothing and exits 1 listing every stale block or figure
+(a test runs it). Does not run experiments: a section
 whose results are missing renders a line saying which command produces them.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import io
 import json
@@ -40,7 +40,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
 
+from core.cli import hydra_main  # noqa: E402
 from core.registry import Registry  # noqa: E402
 from core.results import REPO  # noqa: E402
 
@@ -155,21 +157,21 @@ def generate(check: bool = False, root: Path = REPO, only: Iterable[str] | None 
     return stale
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is stale")
-    ap.add_argument("sections", nargs="*", help="only these sections (default: all)")
-    a = ap.parse_args(argv)
-    import analysis.docsections  # noqa: F401  (registers the sections)
+def command(cfg: DictConfig) -> int:
+    """Regenerate (or check) the blocks; exit 1 in check mode when anything is stale."""
+    import analysis.docsections  # noqa: F401  (registers the sections; they import the heavier modules)
 
-    stale = generate(check=a.check, only=a.sections or None)
+    stale = generate(check=bool(cfg.check), only=list(cfg.sections) or None)
     for s in stale:
-        print(("stale: " if a.check else "updated: ") + s)
-    if a.check and stale:
+        print(("stale: " if cfg.check else "updated: ") + s)
+    if cfg.check and stale:
         print("run `make docs` to regenerate", file=sys.stderr)
         return 1
     return 0
 
 
+main = hydra_main("command", "docs", command)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -9,11 +9,19 @@ clip 0.2/0.28, beta 0, one update per step, AdamW lr 1e-4 with 10 warmup steps, 
   overlong penalty off so every step does the same work as TRL's).
 - trl: ``trl.GRPOTrainer`` 1.16 (``bf16=False``, ``gradient_checkpointing=False``, ``use_cpu=True``),
   step times from a callback (``on_step_begin`` -> ``on_step_end``).
-- floor: a bare KV-cache sampling loop for the same 64 completions + one forward+backward of the
-  same sequences (full logits, no reward, no advantage, no optimizer step).
+- floor (the limit the engine is measured against): the engine's own generation
+  (``core.sampler.generate``, same settings) + one forward and backward of the same sequences with
+  the engine's own log-prob function (``response_logprobs``, prompt encoded once per group) + one
+  AdamW step -- the work no RL step can skip, so engine/floor is the overhead of everything else
+  (rewards, advantages, the loss, bookkeeping, logging).
+- naive loop (a named baseline, not a limit): a plain KV-cache sampling loop with one prefill per
+  sample + a forward/backward over full-vocabulary logits at every position; engine/naive measures
+  what the engine's shortcuts (shared prefill, finished rows dropped, response-only logits) buy.
 
-Rounds alternate the three (``rounds`` x ``steps`` each) so load changes hit all of them;
-reported are medians and the ratios TRL/engine (target >= 1.10) and engine/floor (target <= 1.05).
+Rounds alternate the four (``rounds`` x ``steps`` each) so load changes hit all of them; reported
+are medians on both clocks -- wall (what a user waits) and CPU of this process (robust to other
+processes' load) -- and the ratios TRL/engine (target >= 1.10) and engine/floor (target <= 1.05),
+each named with its clock. Recorded in ``results/bench_engine/latest.json`` (``core.results``).
 A Hydra app (``conf/command/bench_engine.yaml``):
 
     python -m benchmarks.bench_engine [rounds=4] [steps=5]
@@ -31,6 +39,7 @@ from omegaconf import DictConfig
 from verl.trainer.ppo.reward import get_custom_reward_fn
 
 from core import model as models
+from core import results
 from core.cli import hydra_main
 from core.compose import compose
 from core.data import load_prompts
@@ -92,7 +101,8 @@ def since(t0: tuple[float, float]) -> tuple[float, float]:
     return w - t0[0], c - t0[1]
 
 
-def floor_step(model, prompts, eos, pad) -> tuple[float, float]:
+def naive_step(model, prompts, eos, pad) -> tuple[float, float]:
+    """The naive baseline: one prefill per sample, full logits, forward+backward (no optimizer)."""
     t0 = now()
     seqs, attn = bare_generate(model, prompts, 8, 64, eos, pad)
     attn = torch.cat([attn, torch.ones(attn.shape[0], seqs.shape[1] - attn.shape[1], dtype=attn.dtype)], 1)
@@ -100,6 +110,19 @@ def floor_step(model, prompts, eos, pad) -> tuple[float, float]:
     loss = torch.log_softmax(logits[:, :-1], -1).gather(-1, seqs[:, 1:, None]).mean()
     loss.backward()
     model.zero_grad(set_to_none=True)
+    return since(t0)
+
+
+def floor_step(model, opt, prompts, eos, pad, g) -> tuple[float, float]:
+    """The floor: the engine's generation + its forward/backward of the same sequences + an AdamW step."""
+    t0 = now()
+    ro = generate(model, prompts, 8, 64, eos, pad, generator=g)
+    R = int(ro.response_mask.sum(-1).max())  # as the engine: no padding beyond the longest response
+    m = ro.response_mask[:, :R]
+    lp, _ = response_logprobs(model, ro.prompts, ro.prompt_mask, ro.responses[:, :R], m, group=8)
+    (-(lp * m).sum() / m.sum()).backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
     return since(t0)
 
 
@@ -180,7 +203,7 @@ def _median_time(fn, reps: int) -> float:
     return statistics.median(ts)
 
 
-def savings(model, tok, prompts, reps: int) -> None:
+def savings(model, tok, prompts, reps: int) -> dict[str, float]:
     """What each saving of the engine is worth on one step's batch (8 prompts x 8, same model)."""
     eos, pad = tok.eos_token_id, tok.pad_token_id
     ids = [p.ids for p in prompts]
@@ -224,51 +247,80 @@ def savings(model, tok, prompts, reps: int) -> None:
     print(f"\nsavings (median CPU seconds on one step's 64 sequences, response length <= {R}):")
     for k, v in t.items():
         print(f"  {k:<48} {v:.4f}")
+    return t
+
+
+def _medians(times: dict[str, list[tuple[float, float]]]) -> dict[str, dict[str, float]]:
+    return {
+        clock: {arm: statistics.median(x[i] for x in xs) for arm, xs in times.items() if xs}
+        for i, clock in enumerate(("wall", "cpu"))
+    }
 
 
 def command(a: DictConfig) -> int:
-    """Interleave the three, print per-round and overall medians and the ratios (and the savings)."""
+    """Interleave the four arms, print per-round and overall medians and the ratios, record them."""
     torch.set_num_threads(int(a.threads))
+    results.write_experiment("bench_engine", design={"arms": ["engine", "trl", "floor", "naive"]})
     cfg = _cfg()
     reward_fn = get_custom_reward_fn(cfg)
     ensure_task_files(cfg)
     path = ensure_model(cfg, reward_fn)
     model, tok = models.load(path)
+    eos, pad = tok.eos_token_id, tok.pad_token_id
     train = load_prompts(cfg.data.train_files, tok, int(cfg.data.max_prompt_length))
     eng = Engine(cfg, model, tok, reward_fn, train, train[:8])
     floor_model, _ = models.load(path)
     floor_model.train()
-    tmp = Path(tempfile.mkdtemp())
-    trl, trl_times = make_trl(path, tok, train[:4096], a.steps, tmp)
-    eng_t, floor_t, trl_t = [], [], []
+    opt = torch.optim.AdamW(floor_model.parameters(), lr=1e-4, betas=(0.9, 0.99))
+    naive_model, _ = models.load(path)
+    naive_model.train()
+    g = torch.Generator().manual_seed(0)
+    trl, trl_times = make_trl(path, tok, train[:4096], a.steps, Path(tempfile.mkdtemp()))
+    times: dict[str, list[tuple[float, float]]] = {"engine": [], "trl": [], "floor": [], "naive": []}
     eng.train_step()  # warm-up (imports, allocator)
-    floor_step(floor_model, [p.ids for p in train[:8]], tok.eos_token_id, tok.pad_token_id)
+    floor_step(floor_model, opt, [p.ids for p in train[:8]], eos, pad, g)
+    naive_step(naive_model, [p.ids for p in train[:8]], eos, pad)
     for r in range(a.rounds):
         for _ in range(a.steps):
             t0 = now()
             eng.train_step()
-            eng_t.append(since(t0))
+            times["engine"].append(since(t0))
         n0 = len(trl_times)
         trl.train()
-        trl_t += trl_times[n0 + 1 :]  # each train() call's first step includes TRL's set-up
+        times["trl"] += trl_times[n0 + 1 :]  # each train() call's first step includes TRL's set-up
         for k in range(a.steps):
-            ps = train[(r * a.steps + k) * 8 : (r * a.steps + k + 1) * 8]
-            floor_t.append(floor_step(floor_model, [p.ids for p in ps], tok.eos_token_id, tok.pad_token_id))
-        med = lambda xs: statistics.median(x[0] for x in xs) if xs else float("nan")  # noqa: E731
+            ids = [p.ids for p in train[(r * a.steps + k) * 8 : (r * a.steps + k + 1) * 8]]
+            times["floor"].append(floor_step(floor_model, opt, ids, eos, pad, g))
+            times["naive"].append(naive_step(naive_model, ids, eos, pad))
+        last = {arm: xs[-a.steps :] for arm, xs in times.items()}
+        print(f"round {r}: wall " + "  ".join(f"{k} {v:.3f}s" for k, v in _medians(last)["wall"].items()))
+    med = _medians(times)
+    ratios = {
+        clock: {
+            "trl/engine": med[clock]["trl"] / med[clock]["engine"],
+            "engine/floor": med[clock]["engine"] / med[clock]["floor"],
+            "engine/naive": med[clock]["engine"] / med[clock]["naive"],
+        }
+        for clock in med
+    }
+    print(f"\nper-step median over {len(times['engine'])} steps each ({a.threads} thread(s)):")
+    for clock in med:
         print(
-            f"round {r}: wall engine {med(eng_t[-a.steps :]):.3f}s trl {med(trl_times[n0 + 1 :]):.3f}s "
-            f"floor {med(floor_t[-a.steps :]):.3f}s",
-            flush=True,
+            f"  {clock:>4}: "
+            + "  ".join(f"{k} {v:.3f} s" for k, v in med[clock].items())
+            + "   "
+            + "  ".join(f"{k} ({clock}) = {v:.2f}" for k, v in ratios[clock].items())
         )
-    print(f"\nper-step median over {len(eng_t)} steps each ({a.threads} thread(s)):")
-    for i, clock in enumerate(("wall", "CPU")):
-        e, t, f = (statistics.median(x[i] for x in xs) for xs in (eng_t, trl_t, floor_t))
-        print(
-            f"  {clock:>4}: engine {e:.3f} s   trl GRPOTrainer {t:.3f} s   floor {f:.3f} s   "
-            f"TRL/engine = {t / e:.2f} (target >= 1.10)   engine/floor = {e / f:.2f} (target <= 1.05)"
-        )
-    if a.savings_reps > 0:
-        savings(floor_model, tok, train[:8], int(a.savings_reps))
+    saved = savings(floor_model, tok, train[:8], int(a.savings_reps)) if a.savings_reps > 0 else {}
+    out = {
+        "settings": {"rounds": int(a.rounds), "steps": int(a.steps), "threads": int(a.threads)},
+        "median_s": med,
+        "ratios": ratios,
+        "targets": {"trl/engine": ">= 1.10", "engine/floor": "<= 1.05"},
+        "steps_s": {arm: [list(x) for x in xs] for arm, xs in times.items()},
+        "savings_cpu_s": saved,
+    }
+    print(f"recorded {results.write_table('bench_engine', 'latest', out)}")
     return 0
 
 

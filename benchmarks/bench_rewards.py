@@ -1,6 +1,6 @@
 """Verifier benchmark: FN/FP rates and latency of our ``math`` verifier vs math-verify and veRL's scorers.
 
-Run: ``python -m benchmarks.bench_rewards`` (``make bench-rewards``). Two sets, reported apart:
+Run: ``python -m benchmarks.bench_rewards`` (``make bench-rewards``, ``make results NAME=bench_rewards``). Two sets, reported apart:
 
 - **in-sample**: the tuning table ``tests/rewards/math_table.jsonl`` (labelled by this project while
   building the verifier: a regression table, optimistic by construction); every row is a response;
@@ -29,29 +29,28 @@ answers are all new); ``cold_cpu`` = CPU seconds per call of the cold pass (this
 worker: the part of latency the machine's load does not add). Other scorers run once, in-process, after
 the sets before them.
 
-Results go to ``results/bench_rewards/<name>.json`` (``--out``, via ``write_results``) with commit,
-dirty flag, command, versions and machine, and the tables to ``<name>.md`` (``--render`` re-renders a
-file). What it does not do: assert anything (a benchmark, not a test), or measure throughput.
+Results go to ``results/bench_rewards/<out>.json`` through ``core.results`` (commit, dirty flag,
+command, versions, machine); the docs render their tables from it (``make docs``); ``render=<file>``
+prints the tables of a results file. A Hydra app: ``conf/command/bench_rewards.yaml``. What it does not do: assert anything (a benchmark, not a test), or measure throughput.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.heldout import answer_format, golds, load_heldout, load_tuning, sources, split_overlap
+from omegaconf import DictConfig
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "results" / "bench_rewards"
+from benchmarks.heldout import answer_format, golds, load_heldout, load_tuning, sources, split_overlap
+from benchmarks.heldout.report import render
+from core import results
+from core.cli import hydra_main
+
 Scorer = Callable[[str, dict], bool]  # (level, row) -> credited?
 OURS, MV = "ours", "math-verify"
 LIMIT_S = 1.0  # compute_score's default timeout_s
@@ -234,42 +233,6 @@ def _subset(rows: list[dict], got: list[bool], keep: Callable[[dict], bool]) -> 
     return summarize([r for r, _ in pairs], [g for _, g in pairs])
 
 
-def _git(*args: str) -> str:
-    try:
-        return subprocess.run(
-            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-
-
-def provenance() -> dict[str, Any]:
-    """Commit, dirty flag, command, package versions, machine -- what a results file must carry."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    vers = {"python": sys.version.split()[0]}
-    for pkg in ("math-verify", "sympy", "latex2sympy2_extended", "verl", "rlvr-recipes"):
-        try:
-            vers[pkg] = version(pkg)
-        except PackageNotFoundError:
-            vers[pkg] = None
-    return {
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
-        "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.bench_rewards", *sys.argv[1:]]),
-        "versions": vers,
-        "machine": {"cores": os.cpu_count(), "loadavg": list(os.getloadavg())},
-        "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-
-
-def write_results(payload: dict[str, Any], path: Path) -> Path:
-    """Write one results file (the single place to swap for a shared results writer)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n")
-    return path
-
-
 def _protocol(rows: list[dict], by_level: dict[str, list[bool]]) -> list[bool]:
     """Each row's verdict at the level its source defines."""
     return [by_level[r["level"]][i] for i, r in enumerate(rows)]
@@ -336,48 +299,34 @@ def overlap_of_misses(res: dict[str, Any], heldout: list[dict]) -> dict[str, Any
     return {"tolerance_scorer": tol, "by_format": dict(out)}
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--only", default="", help="comma-separated substrings: run only scorers whose name contains one"
-    )
-    ap.add_argument(
-        "--tolerance",
-        type=float,
-        default=1e-2,
-        help="rel_tol of the extra 'ours (rel_tol=...)' scorer; 0 = skip",
-    )
-    ap.add_argument(
-        "--out", default="latest", help="results file name under results/bench_rewards/ (without .json)"
-    )
-    ap.add_argument("--render", default="", help="only re-render the tables of an existing results JSON")
-    args = ap.parse_args(argv)
-    from benchmarks.heldout.report import render
-
-    if args.render:
-        res = json.loads(Path(args.render).read_text())
-        print(render(res))
-        return res
+def command(cfg: DictConfig) -> int:
+    """Score both sets with every chosen scorer, record ``results/bench_rewards/<out>.json``, print tables."""
+    if cfg.render:
+        print(render(json.loads(Path(str(cfg.render)).read_text())))
+        return 0
     insample, (heldout, left_out) = load_tuning(), split_overlap(load_heldout(), load_tuning())
     srcs = sources()
     res: dict[str, Any] = {
-        "provenance": provenance(),
         "limit_s": LIMIT_S,
         "sources": {n: {**s.__dict__, "n": sum(r["source"] == n for r in heldout)} for n, s in srcs.items()},
         "held_out_left_out_as_tuning_repeats": left_out,
     }
-    only = [s for s in args.only.split(",") if s]
-    chosen = {k: v for k, v in _scorers(args.tolerance).items() if not only or any(s in k for s in only)}
+    only = [str(s) for s in cfg.only]
+    chosen = {
+        k: v for k, v in _scorers(float(cfg.tolerance)).items() if not only or any(s in k for s in only)
+    }
     t_cpu, t_wall = time.process_time(), time.perf_counter()
     res.update(run(chosen, insample, heldout))
     res["remaining_misses_out_of_sample"] = overlap_of_misses(res, heldout)
     res["cpu_s"], res["wall_s"] = time.process_time() - t_cpu, time.perf_counter() - t_wall
-    path = write_results(res, RESULTS / f"{args.out}.json")
-    table = render(res)
-    path.with_suffix(".md").write_text(table)
-    print(table)
-    print(f"\nleft out as tuning-table repeats: {len(left_out)}\nwrote {path.relative_to(ROOT)} (+ .md)")
-    return res
+    results.write_experiment("bench_rewards", design={"latest": str(cfg.out)})
+    path = results.write_table("bench_rewards", str(cfg.out), res)
+    print(render(json.loads(path.read_text())))
+    print(f"\nleft out as tuning-table repeats: {len(left_out)}\nwrote {path}")
+    return 0
+
+
+main = hydra_main("command", "bench_rewards", command)
 
 
 if __name__ == "__main__":

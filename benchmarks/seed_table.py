@@ -1,11 +1,16 @@
 """Multi-seed target runs of the local engine: recipe x seed -> held-out accuracy start/end, minutes.
 
-Runs ``python -m recipes.run recipe=<r> engine=local rlvr.seed=<s> run_dir=<out>/<r>-s<s>`` for
-every pair (``jobs`` at a time; each run uses one torch thread), reads each run's
-``summary.json`` and prints a markdown table (``analysis.render``) plus whether each recipe met the
-target (end >= start + 0.15 for every seed). ``control=true`` adds shuffled-reward runs
-(``local.shuffle_rewards=true``) of the first recipe. Finished runs are reused (delete the
-directory to redo one). A Hydra app (``conf/command/seed_table.yaml``):
+Runs ``python -m recipes.run recipe=<r> engine=local rlvr.seed=<s> run_dir=<out>/<code>/<r>-s<s>``
+for every pair (``jobs`` at a time; each run uses one torch thread), prints a markdown table
+(``analysis.render``) plus whether each recipe met the target (end >= start + 0.15 for every seed),
+and records every finished run in ``results/<results>/`` (``core.results``; the README's seed table
+renders from it with ``make docs``). ``control=true`` adds shuffled-reward runs
+(``local.shuffle_rewards=true``) of the first recipe.
+
+A finished run is reused only when it was made by the same code: run directories live under
+``<out>/<code>/``, where ``<code>`` is a hash of the project's sources and configs
+(``core.fingerprint.source_hash``), so a code change runs everything again instead of mixing
+versions in one table. A Hydra app (``conf/command/seed_table.yaml``):
 
     python -m benchmarks.seed_table recipes=[grpo,dapo,drgrpo,cispo,gspo] seeds=[0,1,2,3,4] jobs=2
 """
@@ -22,10 +27,16 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from analysis.render import Table
-from core.cli import hydra_main, route_argv
+from analysis.results_io import run_record
+from core import results
+from core.cli import hydra_main, load, route_argv
+from core.fingerprint import source_hash
+
+CODE = ("core", "recipes", "rewards", "data_pipelines", "conf")
 
 
 def run_one(recipe: str, seed: int, out: Path, extra: list[str], tag: str = "") -> dict:
+    """One run (reused when finished), as its summary plus ``run_dir``; ``error`` when it failed."""
     run_dir = out / f"{recipe}{tag}-s{seed}"
     summ = run_dir / "summary.json"
     if not summ.is_file():
@@ -53,24 +64,47 @@ def run_one(recipe: str, seed: int, out: Path, extra: list[str], tag: str = "") 
                 "minutes": (time.time() - t0) / 60,
             }
     s = json.loads(summ.read_text())
-    s["recipe"] = recipe + tag
-    return s
+    return {**s, "recipe": recipe + tag, "run_dir": str(run_dir)}
+
+
+def record(experiment: str, rows: list[dict], design: dict) -> Path:
+    """Write ``results/<experiment>/``: the design and one record per finished run (others removed)."""
+    path = results.write_experiment(experiment, design=design)
+    written = set()
+    for r in rows:
+        if "error" in r:
+            continue
+        rec = run_record(r["run_dir"])
+        rec["label"] = r["recipe"]
+        written.add(results.write_run(experiment, f"{r['recipe']}-s{r['seed']}", rec).name)
+    for stale in (path.parent / "runs").glob("*.json"):
+        if stale.name not in written:
+            stale.unlink()
+    return path.parent
+
+
+def results_experiment(a: DictConfig) -> str | None:
+    """``results`` when given by name; with ``auto``, ``seed_table`` only if the invocation is the
+    declared design (recipes, seeds, control and overrides as in the YAML), else None."""
+    if not a.results:
+        return None
+    if a.results != "auto":
+        return str(a.results)
+    d = load("command", "seed_table")
+    same = all(list(a[k]) == list(d[k]) for k in ("recipes", "seeds", "overrides")) and a.control == d.control
+    return "seed_table" if same else None
 
 
 def command(a: DictConfig) -> int:
-    out, recipes, seeds, extra = (
-        Path(str(a.out)),
-        list(a.recipes),
-        [int(x) for x in a.seeds],
-        list(a.overrides),
-    )
+    recipes, seeds, extra = list(a.recipes), [int(x) for x in a.seeds], list(a.overrides)
+    code = source_hash(CODE)
+    out = Path(str(a.out)) / code
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(r, s, extra, "") for s in seeds for r in recipes]
     if a.control:
         jobs += [(recipes[0], s, [*extra, "local.shuffle_rewards=true"], "-shuffled") for s in seeds]
     with ThreadPoolExecutor(int(a.jobs)) as ex:
         rows = list(ex.map(lambda j: run_one(j[0], j[1], out, j[2], j[3]), jobs))
-    (out / "table.json").write_text(json.dumps(rows, indent=2) + "\n")
     header = [
         "recipe",
         "seed",
@@ -96,18 +130,31 @@ def command(a: DictConfig) -> int:
                 f"{r['start_acc']:.3f}",
                 f"{r['end_acc']:.3f}",
                 f"{r['end_acc'] - r['start_acc']:+.3f}",
-                f"{r['minutes']:.1f}",
-                f"{r['rl_minutes']:.1f}",
-                f"{r['setup_minutes']:.1f}",
-                f"{r.get('cpu_minutes', float('nan')):.1f}",
             ]
+            + [f"{r[k]:.1f}" for k in ("minutes", "rl_minutes", "setup_minutes")]
+            + [f"{r.get('cpu_minutes', float('nan')):.1f}"]
         )
     print(table.markdown() + "\n")
     for rec in dict.fromkeys(r["recipe"] for r in rows):
         rs = [r for r in rows if r["recipe"] == rec and "error" not in r]
         met = sum(r["end_acc"] >= r["start_acc"] + 0.15 for r in rs)
         print(f"{rec}: {met}/{len([r for r in rows if r['recipe'] == rec])} seeds gained >= 15 points")
-    return 0
+    experiment = results_experiment(a)
+    if experiment:
+        design = {
+            "claim": str(a.claim),
+            "recipes": recipes,
+            "seeds": seeds,
+            "control": bool(a.control),
+            "overrides": extra,
+            "code": code,
+        }
+        print(f"recorded {record(experiment, rows, design)}")
+    else:
+        print(
+            "not recorded in results/ (the runs differ from the declared design; to record: results=<name>)"
+        )
+    return 1 if any("error" in r for r in rows) else 0
 
 
 main = hydra_main("command", "seed_table", command)

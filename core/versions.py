@@ -16,6 +16,8 @@ PACKAGES = (
     "transformers",
     "vllm",
     "math-verify",
+    "sympy",
+    "latex2sympy2_extended",
     "hydra-core",
     "reasoning-gym",
     "datasets",

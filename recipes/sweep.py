@@ -11,8 +11,9 @@ Does: read the sweep's axis and seeds from ``hydra.sweeper.params``, list the ar
 seeds' cold starts first, in parallel (laptop scale; ``rlvr.sweep.cold_start: default``, below), launch ``python -m recipes.run -m sweep=<name> ...``
 with a launcher (local: joblib, two processes on a 2-core machine; clusters: ``launcher=slurm_gpu``
 through submitit or ``launcher=ray_cluster`` through hydra-ray-launcher) into
-``multirun/<name>-<time>/``, record the wall time in ``sweep.json`` there, and finish with
-``python -m analysis.report sweep=<dir>``. ``plan=true`` prints the arms only.
+``multirun/<name>-<time>/``, record the wall time in ``sweep.json`` there, record the finished runs
+in ``results/sweep-<name>/`` (``analysis.ablations.record_sweep``; what ``make docs`` renders), and
+finish with ``python -m analysis.report sweep=<dir>``. ``plan=true`` prints the arms only.
 
 ``rlvr.sweep.cold_start: default`` (laptop scale only): the sweep trains on its own task (e.g. mixed
 2/3/4-digit sums) but starts every arm of seed ``s`` from the *default-task* cold-start checkpoint of
@@ -39,6 +40,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from analysis.ablations import experiment_name, record_sweep
 from core.cli import hydra_main, route_argv
 from core.sweeps import load as sweep_spec
 from recipes.compose import check_choice, compose
@@ -193,11 +195,13 @@ def command(args: DictConfig) -> int:
         )
     if args.plan:
         return 0
-    return _launch(name, out, extra, prev, len(plan), args.launcher)
+    return _launch(name, out, extra, prev, len(plan), args.launcher, args.results)
 
 
-def _launch(name: str, out: Path, extra: list[str], prev: dict, runs: int, launcher: str | None) -> int:
-    """Cold starts, the Hydra multirun, the record in ``sweep.json``, then ``analysis.report``."""
+def _launch(
+    name: str, out: Path, extra: list[str], prev: dict, runs: int, launcher: str | None, results: str | None
+) -> int:
+    """Cold starts, the Hydra multirun, ``sweep.json``, the results record, then ``analysis.report``."""
     t0 = time.time()
     launcher = str(launcher or prev.get("launcher", "local_parallel"))
     record = {
@@ -236,9 +240,33 @@ def _launch(name: str, out: Path, extra: list[str], prev: dict, runs: int, launc
             file=sys.stderr,
         )
         return code
+    experiment = results_experiment(name, extra, results)
+    if experiment:
+        print(f"[sweep] recorded {record_sweep(out, name, experiment)}", file=sys.stderr)
+    else:
+        print(
+            f"[sweep] not recorded in results/ (overrides {extra} change the sweep's design; to record "
+            "anyway: results=<experiment name>)",
+            file=sys.stderr,
+        )
     report = [sys.executable, "-m", "analysis.report", f"sweep={out}"]
     print("[sweep] " + " ".join(report), file=sys.stderr)
     return subprocess.call(report)
+
+
+def results_experiment(name: str, extra: list[str], setting: str | None) -> str | None:
+    """Where a finished sweep is recorded: ``sweep-<name>`` for the file as written (``auto`` and no
+    overrides other than the launcher's), an explicit name, or None (not recorded).
+
+    >>> results_experiment("kl_coef", [], "auto"), results_experiment("kl_coef", ["rlvr.seed=0,1"], "auto")
+    ('sweep-kl_coef', None)
+    """
+    if setting is None or setting == "":
+        return None
+    if setting != "auto":
+        return str(setting)
+    design_changes = [o for o in extra if not _key(o).startswith("hydra.launcher.")]
+    return None if design_changes else experiment_name(name)
 
 
 main = hydra_main("command", "sweep", command)

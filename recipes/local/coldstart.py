@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from core import model as models
 from core.data import load_prompts
+from core.fingerprint import source_hash
 from core.sampling import LocalSampler, Settings, pass_rates
 from recipes.schema import local_config
 from recipes.sft import sft_loop
@@ -38,6 +39,16 @@ from recipes.sft import sft_loop
 _ANSWER_TAGS = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 #: The build stamp's builder name (kept from the module's first name, so cached starts stay valid).
 BUILDER = "recipes.local.sft"
+# The sources a cold start depends on: model builder, sampler, SFT loop, this module, tasks, verifier.
+CODE = (
+    "core/model.py",
+    "core/sampler.py",
+    "core/sampling.py",
+    "recipes/sft.py",
+    "recipes/local/coldstart.py",
+    "data_pipelines/tasks",
+    "rewards",
+)
 
 
 def untag_answer(text: str) -> str:
@@ -50,13 +61,15 @@ def untag_answer(text: str) -> str:
 
 
 def build_meta(cfg: DictConfig) -> dict[str, Any]:
-    """What identifies a cold start: builder, ``local.model``, ``local.sft`` and ``local.task``."""
+    """What identifies a cold start: builder, the code that builds it (a hash of :data:`CODE`'s
+    sources), ``local.model``, ``local.sft`` and ``local.task``."""
     sft = OmegaConf.to_container(cfg.local.sft, resolve=True)
     if not sft.get("untagged_answer_rate"):
         # omitted at its default, so cold starts cached before the knob existed stay valid
         sft.pop("untagged_answer_rate", None)
     return {
         "builder": BUILDER,
+        "code": source_hash(CODE),
         "model": OmegaConf.to_container(cfg.local.model, resolve=True),
         "sft": sft,
         "task": OmegaConf.to_container(cfg.local.task, resolve=True),

@@ -4,18 +4,22 @@
 Both are Hydra apps (``conf/command/pipeline.yaml``, ``conf/command/mix.yaml``; ``--help``). Keys
 other than the command's own override the pipeline file (``vars.rl_steps=20``,
 ``stages.1.overrides=[...]``). The pipeline directory defaults to
-``runs/pipeline-<name>/<scale>-seed<seed>``; running the same command again resumes there.
+``runs/pipeline-<name>/<scale>-seed<seed>``; running the same command again resumes there. A
+finished local run of the file as written is recorded in ``results/pipeline-<name>/`` (stage
+timings and every eval stage's ``eval.json``; ``results=`` to change or turn off).
 Exit codes: 0 done, 1 a stage failed (``pipeline.json`` names it), 2 bad arguments or config.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from core import results
 from core.cli import hydra_main, route_argv
 from recipes.launch_verl import cuda_gpus
 from recipes.pipeline import PipelineError, load, run_pipeline
@@ -73,7 +77,36 @@ def command(args: DictConfig) -> int:
         _log(f"error: {e}")
         return 1
     _report(man, pdir, dry)
+    experiment = _results_experiment(cfg.name, args)
+    if experiment and not dry and engine == "local":
+        _log(f"[pipeline] recorded {record(man, pdir, experiment)}")
     return 0
+
+
+def _results_experiment(name: str, args: DictConfig) -> str | None:
+    """``pipeline-<name>`` for the file as written (``results=auto``, no overrides, seed 0, the default
+    directory), an explicit name, or None."""
+    if not args.results:
+        return None
+    if args.results != "auto":
+        return str(args.results)
+    as_written = not args.overrides and int(args.seed) == 0 and not args.dir and not args.scale
+    return f"pipeline-{name}" if as_written else None
+
+
+def record(man: dict, pdir: Path, experiment: str) -> Path:
+    """``results/<experiment>/``: the stages and their timings, and every eval stage's ``eval.json``."""
+    stages = {
+        n: {k: man["stages"][n].get(k) for k in ("kind", "status", "seconds", "cpu_seconds")}
+        for n in man["order"]
+    }
+    design = {"pipeline": man["pipeline"], "order": man["order"], "stages": stages, "dir": str(pdir)}
+    out = results.write_experiment(experiment, design=design)
+    for n in man["order"]:
+        ev = Path(str((man["stages"][n].get("outputs") or {}).get("report", ""))).with_name("eval.json")
+        if ev.is_file():
+            results.write_table(experiment, f"eval-{n}", json.loads(ev.read_text()))
+    return out.parent
 
 
 def mix_command(args: DictConfig) -> int:

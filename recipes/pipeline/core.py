@@ -31,9 +31,13 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from core.fingerprint import source_hash
 from core.model import ModelSpec, build_checkpoint
 from core.registry import Registry
 from recipes.pipeline.spec import StagePlan, plan
+
+# Sources every stage's outputs depend on; part of each stage's fingerprint.
+CODE = ("core", "recipes", "rewards", "data_pipelines", "conf")
 
 
 def log(msg: str) -> None:
@@ -238,6 +242,7 @@ def run_pipeline(
     the failed stage and its run directory after recording the failure in ``pipeline.json``.
     """
     plans = plan(cfg, STAGES.names(), seed)
+    code = source_hash(CODE)  # a code change runs every stage again: results never mix code versions
     pipeline_dir.mkdir(parents=True, exist_ok=True)
     man = _open_manifest(cfg, plans, pipeline_dir, engine, dry_run, seed)
     outputs: dict[str, dict[str, Any]] = {}
@@ -246,7 +251,7 @@ def run_pipeline(
         run_dir = pipeline_dir / f"{i:02d}-{p.name}"
         ctx = StageContext(p, cfg, pipeline_dir, run_dir, engine, dry_run, {})
         ctx.inputs = _resolve_inputs(ctx, p.refs, outputs)
-        spec_fp = _hash([p.kind, p.spec, engine, p.seed, _input_fingerprints(ctx.inputs)])
+        spec_fp = _hash([p.kind, p.spec, engine, p.seed, _input_fingerprints(ctx.inputs), code])
         rec = man.stage(p.name)
         done = rec.get("status") == "done" and rec.get("fingerprint") == spec_fp and not dry_run
         if done and engine == "local" and not _outputs_exist(rec.get("outputs") or {}):

@@ -1,4 +1,4 @@
-"""``analysis.ablations``: verdicts, the control comparison and strict re-scoring, on synthetic sweeps."""
+"""``analysis.ablations`` + ``ablations_doc``: sweeps recorded into results/, verdicts, control, strict re-scoring."""
 
 from __future__ import annotations
 
@@ -7,8 +7,19 @@ import math
 from pathlib import Path
 from types import SimpleNamespace
 
-from analysis.ablations import render, strict_accuracy
+import pytest
+
+from analysis import ablations_doc
+from analysis.ablations import load_sweep, record_sweep, strict_accuracy
 from analysis.synthetic import write_sweep
+
+
+@pytest.fixture(autouse=True)
+def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
+    ablations_doc._load.cache_clear()
+    yield tmp_path / "results"
+    ablations_doc._load.cache_clear()
 
 
 def _finish(root: Path) -> Path:
@@ -18,38 +29,72 @@ def _finish(root: Path) -> Path:
             continue
         m = job / "metrics.jsonl"
         m.write_text(m.read_text().replace("acc/mean@4", "acc/mean@1"))
-        (job / "summary.json").write_text(json.dumps({"minutes": 0.5}))
+        (job / "summary.json").write_text(json.dumps({"minutes": 0.5, "cpu_minutes": 0.4}))
     return root
 
 
-def test_verdict_and_control_table(tmp_path: Path) -> None:
+def test_record_then_verdict_and_control_table(tmp_path: Path, results_dir: Path) -> None:
     # arm i gains 0.2 + 0.15 i: filter=dynamic is better than filter=none in every seed
     main = _finish(
         write_sweep(tmp_path / "dynamic_sampling-1", "filter", ["none", "dynamic"], seeds=4, steps=40)
     )
     # the control arm gains 0.2, as filter=none does, so filter=dynamic beats it too
     ctl = _finish(write_sweep(tmp_path / "dynamic_sampling_matched-1", "filter", ["none"], seeds=4, steps=40))
-    doc = render({"dynamic_sampling": main, "dynamic_sampling_matched": ctl}, {}, fig_dir=tmp_path / "figs")
-    # the figure (arms + control, one curve each) is written and embedded above the compute line
-    assert (tmp_path / "figs" / "dynamic_sampling.png").stat().st_size > 10_000
-    assert "![Dynamic-sampling filter off vs on](figs/dynamic_sampling.png)" in doc
-    assert not (tmp_path / "figs" / "kl_coef.png").exists()  # no runs, no figure
-    overview = next(line for line in doc.splitlines() if line.startswith("| Dynamic-sampling"))
-    assert "filter=dynamic: reproduced (per step); vs the compute-matched control: reproduced" in overview
-    assert "**Control**" in doc and "`filter=dynamic` − control" in doc
-    row = next(line for line in doc.splitlines() if line.startswith("| held-out accuracy, final | "))
-    delta = float(row.split("|")[3])
-    assert delta > 0.05
-    # sweeps never run are listed as such, claims and all
-    assert "| KL coefficient 0 vs 0.01 vs 0.05 | not run |" in doc
+    record_sweep(main, command="make sweep SWEEP=dynamic_sampling")
+    record_sweep(ctl)
+    runs = sorted(p.name for p in (results_dir / "sweep-dynamic_sampling" / "runs").iterdir())
+    assert runs == [f"filter={a}-s{s}.json" for a in ("dynamic", "none") for s in range(4)]
+    exp = json.loads((results_dir / "sweep-dynamic_sampling" / "experiment.json").read_text())
+    assert exp["provenance"]["command"] == "make sweep SWEEP=dynamic_sampling"
+    assert exp["design"]["spec"]["baseline"] == "filter=none" and exp["design"]["arms"]["filter=dynamic"] == [
+        0,
+        1,
+        2,
+        3,
+    ]
+    rendered, row = ablations_doc.sweep_block("dynamic_sampling")
+    assert row[1].startswith(
+        "filter=dynamic: reproduced (per step); vs the compute-matched control: reproduced"
+    )
+    assert "**Control**" in rendered.markdown and "`filter=dynamic` − control" in rendered.markdown
+    assert "{fig:ablation-dynamic_sampling}" in rendered.markdown and rendered.figures[0].svg().startswith(
+        b"<?xml"
+    )
+    line = next(
+        x
+        for x in rendered.markdown.splitlines()
+        if x.startswith("| held-out accuracy, final | `filter=dynamic`")
+    )
+    assert float(line.split("|")[6]) > 0.05
+    assert any("results/sweep-dynamic_sampling_matched" in s for s in rendered.sources)
+    # sweeps never recorded are listed as such
+    assert "| KL coefficient 0 vs 0.01 vs 0.05 | not run |" in ablations_doc.overview().markdown
+
+
+def test_recording_again_mirrors_the_directory(tmp_path: Path, results_dir: Path) -> None:
+    d = _finish(write_sweep(tmp_path / "kl_coef-1", "kl", ["none", "k3_0.01"], seeds=3, steps=20))
+    record_sweep(d)
+    assert len(load_sweep("kl_coef").runs) == 6
+    d2 = _finish(write_sweep(tmp_path / "kl_coef-2", "kl", ["none", "k3_0.01"], seeds=2, steps=20))
+    record_sweep(d2)
+    assert sorted({r.seed for r in load_sweep("kl_coef").runs}) == [0, 1]  # no stale seed-2 runs left
 
 
 def test_control_not_run_is_said(tmp_path: Path) -> None:
     main = _finish(
         write_sweep(tmp_path / "dynamic_sampling-1", "filter", ["none", "dynamic"], seeds=3, steps=20)
     )
-    doc = render({"dynamic_sampling": main}, {})
-    assert "no filter, 18 prompts/step (same rollouts). Not run: no comparison." in doc
+    record_sweep(main)
+    assert (
+        "no filter, 18 prompts/step (same rollouts). Not run: no comparison."
+        in ablations_doc.sweep_block("dynamic_sampling")[0].markdown
+    )
+
+
+def test_unfinished_sweep_is_refused(tmp_path: Path) -> None:
+    d = write_sweep(tmp_path / "kl_coef-1", "kl", ["none"], seeds=1, steps=5)
+    with pytest.raises(FileNotFoundError, match="no finished runs"):
+        record_sweep(d)
 
 
 def test_strict_accuracy_rescores_the_last_dump(tmp_path: Path) -> None:

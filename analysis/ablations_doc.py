@@ -1,0 +1,251 @@
+"""The ablation pages' generated blocks: statistics and verdicts over recorded sweeps.
+
+Reads ``results/sweep-<name>/`` (``analysis.ablations.load_sweep``) and renders, per sweep, the
+claim as its file declares it, a table per metric and arm — the arm means with a Student-t 95%
+interval over seeds, the difference to the baseline arm with a Welch 95% interval and, because every
+arm of seed ``s`` starts from the same checkpoint, a paired-t 95% interval of the per-seed
+differences — a figure of the first logged metric (mean over seeds with a 95% t band), the control
+sweep's comparison, and the compute used. A claim counts as *reproduced* only if the paired interval
+of its primary metric excludes zero in the claimed direction; *opposite* if it excludes zero the
+other way; otherwise *not shown*, with the seeds a paired t-test would need for 80% power at the
+smallest effect of interest (``analysis.metrics.seeds_needed``).
+
+Sections registered for ``make docs``: ``ablations-overview`` and ``ablation-<sweep>`` for every
+sweep file that states a claim or is compared (``conf/sweep/*.yaml``). Does not correct for multiple
+comparisons (one primary metric per claim); secondary metrics are descriptive.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+from analysis.ablations import RunValues, SweepResult, load_sweep
+from analysis.docgen import SECTIONS, DocFigure, Rendered, source_line
+from analysis.metrics import seeds_needed, t_ci, welch_diff_ci
+from analysis.render import Table
+from core.compose import CONF_DIR
+from core.sweeps import Metric, SweepSpec, load
+
+OVERVIEW = ("dynamic_sampling", "kl_coef", "loss_norm", "format_weight", "loss_variants")
+
+
+def _f(x: float, nd: int = 3, sign: bool = False) -> str:
+    if x is None or not np.isfinite(x):
+        return "n/a"
+    return f"{x:+.{nd}f}" if sign else f"{x:.{nd}f}"
+
+
+def _ci(lo: float, hi: float) -> str:
+    return "n/a" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{lo:.3f}, {hi:.3f}]"
+
+
+def paired(base: list[RunValues], arm: list[RunValues], m: Metric) -> np.ndarray:
+    """Per-seed differences arm - baseline over the seeds both arms finished."""
+    b = {r.seed: r.value(m) for r in base}
+    return np.array([r.value(m) - b[r.seed] for r in arm if r.seed in b])
+
+
+def verdict(d: np.ndarray, direction: int) -> str:
+    """Verdict on per-seed differences for a claim predicting their sign ``direction``.
+
+    >>> verdict(np.array([0.10, 0.12, 0.08, 0.11, 0.09]), +1), verdict(np.array([0.1, -0.1, 0.05, 0, -0.02]), +1)
+    ('reproduced', 'not shown (null)')
+    >>> verdict(np.array([0.10, 0.12, 0.08, 0.11, 0.09]), -1)
+    'opposite'
+    """
+    lo, hi = t_ci(d)
+    if direction == 0:
+        return "comparison"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "too few seeds"
+    if (lo > 0 and direction > 0) or (hi < 0 and direction < 0):
+        return "reproduced"
+    if lo > 0 or hi < 0:
+        return "opposite"
+    return "not shown (null)"
+
+
+@functools.cache
+def _load(name: str) -> SweepResult:
+    return load_sweep(name)
+
+
+def compute_line(res: SweepResult) -> str:
+    """Runs finished of planned, the sweep's wall minutes and the summed run minutes."""
+    wall = (res.design.get("sweep") or {}).get("wall_minutes")
+    mins = sum(r.minutes for r in res.runs)
+    planned = res.design.get("planned_runs", "?")
+    wall_s = f"{wall:.0f} wall minutes" if wall else "wall time not recorded"
+    return f"{len(res.runs)} of {planned} runs finished, {wall_s}, {mins:.0f} run-minutes"
+
+
+def _rows(res: SweepResult, overview: list[str]) -> list[list[str]]:
+    """The main table's rows (every metric x arm); fills the ``overview`` row from the primary metric."""
+    spec, base, rows = res.spec, res.arms.get(res.spec.baseline, []), []
+    for i, m in enumerate(spec.metrics):
+        bv = np.array([r.value(m) for r in base])
+        for label, rs in res.arms.items():
+            v = np.array([r.value(m) for r in rs])
+            cells = [m.label + (" (primary)" if i == 0 else ""), f"`{label}`", str(np.isfinite(v).sum())]
+            cells += [_f(np.nanmean(v) if np.isfinite(v).any() else np.nan), _ci(*t_ci(v))]
+            if label == spec.baseline or not base:
+                rows.append(cells + ["–", "–", "–"])
+                continue
+            d, dlo, dhi = welch_diff_ci(bv, v)
+            pd = paired(base, rs, m)
+            plo, phi = t_ci(pd)
+            rows.append(cells + [_f(d, 3, sign=True), _ci(dlo, dhi), _ci(plo, phi)])
+            if i == 0 and spec.direction:
+                v_, n = verdict(pd, spec.direction), seeds_needed(pd, spec.delta)
+                overview[1] += f"{label}: {v_}; "
+                overview[3] += f"{label}: {d:+.3f} {_ci(plo, phi)}; "
+                if v_ != "reproduced" and n:
+                    overview[4] += f"{label}: ~{n} seeds for ±{spec.delta:g}; "
+    return rows
+
+
+def control_rows(res: SweepResult, ctl: SweepResult) -> tuple[list[str], tuple[str, str] | None]:
+    """The comparison of ``spec.control``'s arm with the control sweep's runs, paired by seed."""
+    c = res.spec.control
+    head = f"**Control** (`conf/sweep/{c.sweep}.yaml`, `make sweep SWEEP={c.sweep}`): {c.label}."
+    arm = res.arms.get(c.arm, [])
+    if not ctl.runs or not arm:
+        return [head + " Not run: no comparison.", ""], None
+    rows, primary = [], None
+    for i, m in enumerate(res.spec.metrics):
+        cv, av = np.array([r.value(m) for r in ctl.runs]), np.array([r.value(m) for r in arm])
+        d, dlo, dhi = welch_diff_ci(cv, av)
+        plo, phi = t_ci(pd := paired(ctl.runs, arm, m))
+        if i == 0:
+            v_ = verdict(pd, res.spec.direction)
+            primary = ("no difference" if v_.startswith("not shown") else v_, f"{d:+.3f} {_ci(plo, phi)}")
+        mean = _f(np.nanmean(cv) if np.isfinite(cv).any() else np.nan)
+        rows.append([m.label, f"{mean} {_ci(*t_ci(cv))}", _f(d, 3, sign=True), _ci(dlo, dhi), _ci(plo, phi)])
+    header = [
+        "metric",
+        "control mean [95% CI]",
+        f"`{c.arm}` − control",
+        "Δ 95% CI (Welch)",
+        "Δ paired 95% CI",
+    ]
+    return [f"{head} Compute: {compute_line(ctl)}.", "", Table(header, rows).markdown(), ""], primary
+
+
+def _curves(rs: list[RunValues], key: str) -> tuple[list[int], list[list[float]]]:
+    """Runs' curves of ``key`` on the union of steps, each interpolated inside its own range (else NaN)."""
+    cs = [r.curves[key] for r in rs if key in r.curves]
+    grid = sorted({s for c in cs for s in c["step"]})
+    vals = []
+    for c in cs:
+        st, va, g = np.array(c["step"]), np.array(c["value"], dtype=float), np.array(grid)
+        row = np.full(len(grid), np.nan)
+        inside = (g >= st[0]) & (g <= st[-1])
+        row[inside] = np.interp(g[inside], st, va)
+        vals.append(row.tolist())
+    return grid, vals
+
+
+def _draw(data: dict) -> Figure:
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for label, (grid, vals) in data["arms"].items():
+        v = np.array(vals, dtype=float)
+        with np.errstate(all="ignore"):
+            mean = np.nanmean(v, axis=0)
+        lo, hi = np.array([t_ci(v[:, j]) for j in range(len(grid))]).T
+        (line,) = ax.plot(
+            grid, mean, marker="o" if len(grid) < 10 else None, ms=3, label=f"{label} (n={len(v)})"
+        )
+        if len(v) > 1:
+            ax.fill_between(grid, lo, hi, color=line.get_color(), alpha=0.18, lw=0)
+    ax.set_xlabel("RL step")
+    ax.set_ylabel(data["ylabel"])
+    ax.set_title(f"{data['title']}\n(mean over seeds, 95% t band)", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def figure(res: SweepResult, ctl: SweepResult | None) -> DocFigure | None:
+    """Mean curve of the first logged metric per arm (and the control's), or None without runs."""
+    m = next((m for m in res.spec.metrics if m.key and m.how in ("last", "mean", "tail")), None)
+    if m is None or not res.runs:
+        return None
+    arms = dict(res.arms)
+    if ctl is not None and ctl.runs:
+        arms[res.spec.control.label] = ctl.runs
+    data = {
+        "title": res.spec.title,
+        "ylabel": m.label.split(",")[0],
+        "arms": {label: _curves(rs, m.key) for label, rs in arms.items()},
+    }
+    return DocFigure(f"ablation-{res.spec.name}", data, _draw, alt=str(res.spec.title))
+
+
+def sweep_block(name: str) -> tuple[Rendered, list[str]]:
+    """One sweep's block and its overview row."""
+    res = _load(name)
+    spec = res.spec
+    ctl = _load(spec.control.sweep) if spec.control else None
+    src = " (seed document 004, “建议做的四组对照”, translated)" if spec.direction else ""
+    lines = [
+        f"**Claim{src}.** {spec.claim}",
+        "",
+        f"Sweep: `conf/sweep/{name}.yaml` (`make sweep SWEEP={name}`).",
+    ]
+    row = [str(spec.title), "", str(len({r.seed for r in res.runs})), "", ""]
+    if not res.runs:
+        lines += ["", "**Not run.** No recorded runs of this sweep exist; nothing is claimed."]
+        return Rendered("\n".join(lines)), [str(spec.title), "not run", "–", "–", "–"]
+    header = ["metric", "arm", "seeds", "mean", "95% CI (t)", f"Δ vs {spec.baseline}", "Δ 95% CI (Welch)"]
+    table = Table([*header, "Δ paired 95% CI"], _rows(res, row)).markdown()
+    fig = figure(res, ctl)
+    lines += ["", f"**Compute.** {compute_line(res)}.", "", table, ""]
+    if fig is not None:
+        lines += ["{fig:" + fig.name + "}", ""]
+    sources = [source_line(res.source, res.provenance)]
+    if ctl is not None:
+        extra, primary = control_rows(res, ctl)
+        lines += extra
+        if ctl.runs:
+            sources.append(source_line(ctl.source, ctl.provenance))
+        if primary:
+            row[1] = row[1].rstrip("; ") + f" (per step); vs the compute-matched control: {primary[0]}; "
+            row[3] += f"{spec.control.arm} − control: {primary[1]}; "
+    rendered = Rendered("\n".join(lines), [fig] if fig else [], sources)
+    return rendered, [c.rstrip("; ") or "–" for c in row]
+
+
+def overview(names: tuple[str, ...] = OVERVIEW) -> Rendered:
+    """The overview table: one row per claim (verdict, seeds, paired interval, seeds needed)."""
+    header = [
+        "ablation",
+        "verdict (primary metric)",
+        "seeds",
+        "Δ primary, paired 95% CI",
+        "seeds needed (80% power)",
+    ]
+    rows, sources = [], []
+    for name in names:
+        rendered, row = sweep_block(name)
+        rows.append(row)
+        sources += [s for s in rendered.sources if s not in sources]
+    return Rendered(Table(header, rows).markdown(), sources=sources)
+
+
+def _sweeps_with_spec() -> list[str]:
+    names = []
+    for p in sorted((CONF_DIR / "sweep").glob("*.yaml")):
+        spec: SweepSpec = load(p.stem)
+        if spec.title:
+            names.append(p.stem)
+    return names
+
+
+SECTIONS.add("ablations-overview", overview)
+for _name in _sweeps_with_spec():
+    SECTIONS.add(f"ablation-{_name}", functools.partial(lambda n: sweep_block(n)[0], _name))

@@ -1,0 +1,72 @@
+"""``make results NAME=<experiment>``: re-run one experiment the docs cite, into ``results/<experiment>/``.
+
+Every experiment whose numbers appear in README.md or docs/ is registered here with the one command
+that produces it (the command records its own results through ``core.results``); ``make docs`` then
+renders the docs from ``results/``. ``list=true`` prints every experiment with the commit its
+results were recorded at and whether the project's code changed since (by the source fingerprint
+recorded with the results, where the experiment records one).
+
+Does not render anything (``analysis.docgen``) and does not decide what an experiment measures
+(its command and config do).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from omegaconf import DictConfig
+
+from analysis.render import Table
+from core import results
+from core.cli import hydra_main
+from core.compose import CONF_DIR
+from core.registry import Registry
+
+EXPERIMENTS: Registry[list[str]] = Registry("experiment")
+PY = [sys.executable, "-m"]
+
+EXPERIMENTS.add("seed_table", [*PY, "benchmarks.seed_table"])
+for _p in sorted((CONF_DIR / "sweep").glob("*.yaml")):
+    EXPERIMENTS.add(f"sweep-{_p.stem}", [*PY, "recipes.sweep", f"sweep={_p.stem}"])
+for _p in sorted((CONF_DIR / "pipeline").glob("*.yaml")):
+    EXPERIMENTS.add(f"pipeline-{_p.stem}", [*PY, "recipes.pipeline", f"pipeline={_p.stem}"])
+EXPERIMENTS.add("bench_rewards", [*PY, "benchmarks.bench_rewards"])
+EXPERIMENTS.add("bench_engine", [*PY, "benchmarks.bench_engine"])
+EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
+EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
+
+
+def status() -> Table:
+    """One row per registered experiment: recorded at which commit, when, by which command."""
+    rows = []
+    for name in EXPERIMENTS:
+        try:
+            prov = results.read_experiment(name).get("provenance") or {}
+        except FileNotFoundError:
+            rows.append([name, "not recorded", "", ""])
+            continue
+        commit = (prov.get("git_commit") or "?")[:10] + (" (dirty)" if prov.get("git_dirty") else "")
+        rows.append([name, commit, prov.get("written", ""), f"`{prov.get('command', '')}`"])
+    return Table(["experiment", "recorded at commit", "written", "command"], rows)
+
+
+def command(cfg: DictConfig) -> int:
+    """Run the experiment ``name`` (its command with ``args`` appended), or list them."""
+    if cfg.list or not cfg.name:
+        print(status().markdown())
+        return 0 if cfg.list else 2
+    try:
+        argv = [*EXPERIMENTS.get(str(cfg.name)), *[str(a) for a in cfg.args]]
+    except KeyError as e:
+        print(f"error: {e.args[0]} (make results list=true)", file=sys.stderr)
+        return 2
+    print("[results] " + " ".join(argv[1:]), file=sys.stderr)
+    return subprocess.call(argv)
+
+
+main = hydra_main("command", "results", command)
+
+
+if __name__ == "__main__":
+    main()
