@@ -87,8 +87,7 @@ sweep: setup ## Ablation sweep as a Hydra multirun: make sweep SWEEP=<name> [REC
 	$(PY) -m recipes.sweep sweep=$(SWEEP) $(if $(filter command line,$(origin RECIPE)),recipe=$(RECIPE)) $(if $(SCALE),scale=$(SCALE)) $(ARGS)
 
 docs: setup ## Regenerate README.md's and docs/'s generated blocks and figures from results/ and conf/
-	$(PY) -m recipes.table write=true provenance=true > /dev/null
-	$(PY) -m analysis.docgen $(ARGS)
+	$(PY) -m benchmarks.docs $(ARGS)
 
 results: setup ## Re-run one experiment the docs cite into results/: make results NAME=<experiment> (NAME= lists them)
 	$(if $(filter bench_engine,$(NAME)),$(PIP) install -q "trl==1.16.0")
