@@ -2,83 +2,25 @@
 
 Does: locate ``conf/``, compose a config from overrides with Hydra's compose API (reusing an
 active Hydra context, e.g. inside a ``@hydra.main`` command), list the available options of a
-config group, and register the project's OmegaConf resolvers (on import, so every command,
-engine and test that composes has them): ``${rlvr.mul:a,b}`` and ``${rlvr.div:a,b}`` write a
-size as a relation to another (DAPO's generation batch is ``${rlvr.mul:${data.train_batch_size},3}``,
-a recipe's mini-batch ``${rlvr.div:${data.train_batch_size},16}`` for 16 updates per rollout), so
-a scale profile that shrinks the batch shrinks them with it. Resolved configs (``config.yaml``,
-veRL's ``verl_config.yaml``) hold the plain numbers. Does not: validate (``recipes.validate``),
-diff configs (``recipes.compose``) or launch anything.
+config group; importing it registers the project's OmegaConf resolvers (:mod:`core.resolvers`),
+so every command, engine and test that composes has them. Does not: validate
+(``recipes.validate``), diff configs (``recipes.compose``) or launch anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.initialize import get_gh_backup, restore_gh_from_backup
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
+
+from core import resolvers  # noqa: F401  (registers ${rlvr.*} before anything composes)
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
-
-
-def _expr(name: str, args: tuple[object, ...], node: Any) -> str:
-    """The interpolation as written (``${rlvr.div:${data.train_batch_size},16}``) and its values."""
-    written = node._value() if node is not None else None
-    values = f"${{{name}:{','.join(map(str, args))}}}"
-    return values if not isinstance(written, str) or written == values else f"{written} = {values}"
-
-
-def _whole(name: str, args: tuple[object, ...], node: Any) -> None:
-    if not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-        raise ValueError(f"{_expr(name, args, node)}: takes whole numbers")
-
-
-def mul(a: int, b: int, _node_: Any = None) -> int:
-    """``${rlvr.mul:a,b}`` = a * b (whole numbers).
-
-    >>> mul(512, 3)
-    1536
-    """
-    _whole("rlvr.mul", (a, b), _node_)
-    return a * b
-
-
-def div(a: int, b: int, _node_: Any = None) -> int:
-    """``${rlvr.div:a,b}`` = a / b, which must be a positive whole number.
-
-    >>> div(512, 16)
-    32
-    >>> div(8, 16)
-    Traceback (most recent call last):
-    ...
-    ValueError: ${rlvr.div:8,16}: 8 is not a positive multiple of 16 (fix: a batch size that is a multiple of 16)
-    """
-    _whole("rlvr.div", (a, b), _node_)
-    if b <= 0 or a <= 0 or a % b:
-        raise ValueError(
-            f"{_expr('rlvr.div', (a, b), _node_)}: {a} is not a positive multiple of {b} "
-            f"(fix: a batch size that is a multiple of {b})"
-        )
-    return a // b
-
-
-#: The project's OmegaConf resolvers (registered on import of this module).
-RESOLVERS = {"rlvr.mul": mul, "rlvr.div": div}
-
-
-def register_resolvers() -> None:
-    """Register :data:`RESOLVERS` with OmegaConf (idempotent)."""
-    for name, fn in RESOLVERS.items():
-        if not OmegaConf.has_resolver(name):
-            OmegaConf.register_new_resolver(name, fn)
-
-
-register_resolvers()
 
 
 def options(group: str) -> list[str]:
