@@ -25,9 +25,8 @@ from omegaconf import DictConfig
 from verl.trainer.ppo.reward import get_custom_reward_fn
 
 from core import model as models
-from core.data import load_prompts
 from recipes.local.coldstart import ensure_model
-from recipes.local.data import ensure_task_files
+from recipes.local.data import ensure_task_files, load_split
 from recipes.local.track import dump_generations, make_tracker, progress
 from recipes.local.trainer import Engine
 from recipes.schema import local_config
@@ -54,9 +53,8 @@ def _setup(cfg: DictConfig) -> tuple[Engine, Path, float]:
     path = ensure_model(cfg, reward_fn, _say)
     t_setup = time.time() - t0
     model, tok = models.load(path)
-    max_p = int(cfg.data.max_prompt_length)
-    train = load_prompts(cfg.data.train_files, tok, max_p)
-    val = load_prompts(cfg.data.val_files, tok, max_p, limit=local.eval_samples)
+    train = load_split(cfg, "train_files", tok)
+    val = load_split(cfg, "val_files", tok, limit=local.eval_samples)
     return Engine(cfg, model, tok, reward_fn, train, val), path, t_setup
 
 
