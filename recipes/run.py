@@ -27,6 +27,7 @@ from recipes.validate import ConfigError, validate
 
 #: Overrides that do not change what a run computes (left out of the run-directory hash).
 _NO_HASH = ("run_dir", "dry_run")
+MODEL_PATH = "actor_rollout_ref.model.path"
 
 
 def log(msg: str) -> None:
@@ -44,6 +45,24 @@ def resolve_engine(name: str) -> str:
 
 def _key(ov: str) -> str:
     return ov.split("=", 1)[0].lstrip("+~")
+
+
+def given_model(overrides: list[str]) -> str | None:
+    """The ``actor_rollout_ref.model.path=...`` given on the command line (the last one), if any."""
+    given = [o.split("=", 1)[1] for o in overrides if _key(o) == MODEL_PATH]
+    return given[-1] if given else None
+
+
+def _local_model_error(overrides: list[str]) -> str | None:
+    """engine=local runs a command-line model path as is: it must be a checkpoint directory."""
+    given = given_model(overrides)
+    if given is None or (Path(given).expanduser() / "config.json").is_file():
+        return None
+    return (
+        f"[{MODEL_PATH}] {given} is not a checkpoint directory (no config.json); engine=local runs a given "
+        "checkpoint as is. Fix: point it at a save_pretrained directory on disk, or leave it unset to "
+        "build the laptop model."
+    )
 
 
 def default_run_dir(cfg: DictConfig, overrides: list[str], engine: str) -> Path:
@@ -70,9 +89,15 @@ def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], 
     cfg = compose([o for o in overrides if not _key(o).startswith("local.")])
     engine = resolve_engine(cfg.engine.name)
     if engine == "local" and not any(_key(o) == "scale" for o in overrides):
+        given = given_model(overrides)
+        model = (
+            f"the checkpoint {given} as is, with its own tokenizer and chat template"
+            if given
+            else "a ~1M-parameter model built locally"
+        )
         log(
-            "[scale] engine=local and no scale given: using scale=laptop (a ~1M-parameter model on the "
-            "embedded arithmetic task; the recipe's algorithmic settings are kept). Pass scale=... to change."
+            f"[scale] engine=local and no scale given: using scale=laptop ({model}, on the embedded "
+            "arithmetic task; the recipe's algorithmic settings are kept). Pass scale=... to change."
         )
         overrides = [*overrides, "scale=laptop"]
     cfg = compose(overrides)
@@ -106,6 +131,8 @@ def run(overrides: list[str]) -> int:
             log(f"    {key}: {before} -> {after}")
     try:
         validate(cfg, engine)
+        if engine == "local" and not cfg.dry_run and (err := _local_model_error(overrides)):
+            raise ValueError(err)
     except (ConfigError, ValueError) as e:
         log(f"error: {e}\nnothing was launched.")
         return 2
