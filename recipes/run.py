@@ -21,7 +21,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from recipes.compose import check_choice, compose, diff, options
-from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, verl_config
+from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, require_gpus, verl_config
 from recipes.manifest import write_manifest
 from recipes.validate import ConfigError, validate
 
@@ -133,12 +133,16 @@ def run(overrides: list[str]) -> int:
         validate(cfg, engine)
         if engine == "local" and not cfg.dry_run and (err := _local_model_error(overrides)):
             raise ValueError(err)
-    except (ConfigError, ValueError) as e:
+        if engine == "verl" and not cfg.dry_run:
+            require_gpus()
+    except (ConfigError, ValueError, EngineUnavailable) as e:
         log(f"error: {e}\nnothing was launched.")
         return 2
     run_dir.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     if engine == "verl":
+        if cfg.get("preflight", True) and not _preflight_passes(cfg, run_dir):
+            return 2
         cmds = prepare(cfg, run_dir)
     else:
         cmds = [[sys.executable, "-m", "recipes.run", *overrides, f"run_dir={run_dir}", "engine=local"]]
@@ -169,6 +173,26 @@ def run(overrides: list[str]) -> int:
     summary = _local().run_local(cfg, run_dir)
     log(_format_summary(summary))
     return 0
+
+
+def _preflight_passes(cfg: DictConfig, run_dir: Path) -> bool:
+    """Run the pre-flight checks (report on stderr and in preflight.json); False stops a launch."""
+    from recipes.preflight import preflight  # pulls torch and the verifiers: only veRL launches need it
+
+    report = preflight(cfg, "verl", run_dir=run_dir)
+    log(report.format())
+    if report.exit_code < 2:
+        return True
+    if cfg.dry_run:
+        log(
+            f"[preflight] failed (see above, {run_dir / 'preflight.json'}): a launch would be refused; dry run goes on."
+        )
+        return True
+    log(
+        f"error: pre-flight failed (see above, {run_dir / 'preflight.json'}): nothing was launched and no launch.sh "
+        "was written. Fix the findings, or skip the checks with preflight=false."
+    )
+    return False
 
 
 def _local():

@@ -52,10 +52,18 @@ def test_captured_logprobs_match_training_forward(ckpts, arch) -> None:
     """Sampling-time log-probs equal the training forward's, with and without the shared prompt cache."""
     model, tok = load(ckpts[arch])
     ro = generate(
-        model, _prompts(tok), 4, 16, tok.eos_token_id, tok.pad_token_id, generator=torch.Generator().manual_seed(0)
+        model,
+        _prompts(tok),
+        4,
+        16,
+        tok.eos_token_id,
+        tok.pad_token_id,
+        generator=torch.Generator().manual_seed(0),
     )
     for group in (1, 4):
-        lp, _ = response_logprobs(model, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, group=group)
+        lp, _ = response_logprobs(
+            model, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, group=group
+        )
         torch.testing.assert_close(lp.detach() * ro.response_mask, ro.old_log_probs, atol=1e-5, rtol=0)
 
 
@@ -108,9 +116,17 @@ def test_two_step_recipe_run_on_a_llama_checkpoint(ckpts, cache_dir, tmp_path, c
     lines = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     train = [x for x in lines if "critic/score/mean" in x["data"]]
     assert [x["step"] for x in train] == [1, 2]
-    for key in ("actor/pg_loss", "actor/kl_loss", "actor/entropy", "response_length/mean", "critic/advantages/mean"):
+    for key in (
+        "actor/pg_loss",
+        "actor/kl_loss",
+        "actor/entropy",
+        "response_length/mean",
+        "critic/advantages/mean",
+    ):
         assert key in train[-1]["data"], key
-    assert train[-1]["data"]["training/rollout_probs_diff_max"] < 1e-3  # sampler and trainer agree on the Llama
+    assert (
+        train[-1]["data"]["training/rollout_probs_diff_max"] < 1e-3
+    )  # sampler and trainer agree on the Llama
     # the prompts are the Llama chat template's (the laptop tokenizer's would be ~10 tokens)
     _, tok = load(ckpts["llama"])
     want = [len(chat_ids(tok, [{"role": "user", "content": f"{a}+{b}"}])) for a, b in ((10, 10), (999, 999))]
@@ -153,6 +169,11 @@ def test_a_checkpoint_with_foreign_meta_is_used_as_is(ckpts, tmp_path) -> None:
     d = tmp_path / "m"
     shutil.copytree(ckpts["llama"], d)
     (d / "rlvr_meta.json").write_text(json.dumps({"note": "exported by a pipeline"}))
-    assert given_checkpoint(compose(["recipe=grpo", "scale=laptop", f"actor_rollout_ref.model.path={d}"])) == d
+    assert (
+        given_checkpoint(compose(["recipe=grpo", "scale=laptop", f"actor_rollout_ref.model.path={d}"])) == d
+    )
     (d / "rlvr_meta.json").write_text(json.dumps({"build": {"builder": "recipes.local.sft"}}))
-    assert given_checkpoint(compose(["recipe=grpo", "scale=laptop", f"actor_rollout_ref.model.path={d}"])) is None
+    assert (
+        given_checkpoint(compose(["recipe=grpo", "scale=laptop", f"actor_rollout_ref.model.path={d}"]))
+        is None
+    )
