@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from core.runs import Run
 from core.results import downsample
+from core.runs import Run
 
 # Curves every record keeps when the run logged them (veRL metric names).
 CURVES = (
