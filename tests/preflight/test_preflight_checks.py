@@ -37,8 +37,17 @@ def _cfg(d: Path, model: Path, *extra: str):
     )
 
 
+@pytest.fixture(scope="module")
+def laptop_cache(tmp_path_factory):
+    """An RLVR_CACHE of its own: the recipes' default laptop data (other tests write smaller files)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RLVR_CACHE", str(tmp_path_factory.mktemp("laptop_cache")))
+    yield
+    mp.undo()
+
+
 @pytest.mark.parametrize("recipe", options("recipe"))
-def test_every_recipe_passes_on_its_own_laptop_data(recipe, cache_dir, tmp_path) -> None:
+def test_every_recipe_passes_on_its_own_laptop_data(recipe, laptop_cache, tmp_path) -> None:
     """No check fails; the only warnings are about the embedded task's data (repeats, val/train overlap)."""
     code = call(
         command,
@@ -71,7 +80,7 @@ def test_overlong_count_equals_what_verl_drops(ckpts, rows, tmp_path) -> None:
     )
     rep = preflight(cfg, "verl", settings(["checks=[lengths]"]))
     over = [f for f in rep.findings if f.check == "lengths" and f.level == "warn"]
-    assert len(over) == 1 and over[0].message.startswith("3 of 48 prompts")
+    assert len(over) == 1 and over[0].message.startswith("3 of 48 prompts"), over
     ds = RLHFDataset(
         data_files=[str(tmp_path / "train.parquet")],
         tokenizer=load_tokenizer(ckpts["llama"]),
