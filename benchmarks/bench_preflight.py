@@ -96,13 +96,16 @@ def verl_filter(path: str, tokenizer_dir: Path, limit: int) -> tuple[int, dict[s
 
 
 def bpe_tokenizer(out: Path, train: str, vocab: int, rows: int = 20000) -> Path:
-    """A byte-level BPE (GPT-2 style pre-tokenizer) trained with the ``tokenizers`` library on the
-    first ``rows`` prompts of ``train``, with ChatML specials and template; saved at ``out``."""
+    """A byte-level BPE (GPT-2 style pre-tokenizer) trained with the ``tokenizers`` library on about
+    ``rows`` prompts spread evenly over ``train``, with ChatML specials and template; saved at ``out``."""
     from transformers import PreTrainedTokenizerFast  # ~2 s: only building a tokenizer needs it
 
     if (out / "tokenizer_config.json").is_file():
         return out
-    prompts = pq.read_table(train).column("prompt").slice(0, rows).to_pylist()
+    col = pq.read_table(train).column("prompt")
+    prompts = col.take(
+        list(range(0, len(col), max(1, len(col) // rows)))
+    ).to_pylist()  # spread over the tasks
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -139,10 +142,10 @@ def command(args: DictConfig) -> int:
         "recipe": str(args.recipe),
         "tokenizers": {},
     }
-    with tempfile.TemporaryDirectory(prefix="hf_datasets_") as hf_cache:
-        datasets.config.HF_DATASETS_CACHE = Path(hf_cache)
-        for name in args.tokenizers:
-            tok_dir = tokenizer_dir(str(name), out, data["train"], int(args.bpe_vocab))
+    for name in args.tokenizers:
+        tok_dir = tokenizer_dir(str(name), out, data["train"], int(args.bpe_vocab))
+        with tempfile.TemporaryDirectory(prefix="hf_datasets_") as hf_cache:
+            datasets.config.HF_DATASETS_CACHE = Path(hf_cache)
             result["tokenizers"][str(name)] = _one(args, data, tok_dir, out / f"run_{name}")
     path = write_table("preflight", f"timings_{int(args.rows) // 1000}k", result)
     print(f"wrote {path}")

@@ -47,7 +47,16 @@ def perturb(answer: str) -> str:
 
 
 def gold_answer(gold: Any, extra: dict[str, Any]) -> str | None:
-    """The answer text of a gold (``extra_info.solution`` for a JSON-object gold), or None."""
+    """The answer text of a gold (the first of several; ``extra_info.solution`` for a JSON-object
+    gold), or None.
+
+    >>> gold_answer(["12", "twelve"], {}), gold_answer('{"target": 3}', {"solution": "1 + 2"})
+    ('12', '1 + 2')
+    """
+    if isinstance(gold, (list, tuple)):
+        if not gold:
+            return None
+        gold = gold[0]
     text = str(gold)
     if text.lstrip().startswith("{"):
         try:
