@@ -16,7 +16,7 @@ ARGS   ?=
 PYTEST_ARGS ?=
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
-        eval diagnose report sweep estimate pipeline docs results clean
+        eval diagnose report sweep estimate pipeline docs results preflight bench-preflight clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -79,6 +79,13 @@ diagnose: setup ## RLVR diagnostic checklist for a run: make diagnose RUN=<run d
 
 report: setup ## Comparison report: make report RUNS="<dir> <dir>" | SWEEP=<multirun dir> [OUT=dir]
 	$(PY) -m analysis.report $(if $(RUNS),runs="[$(shell echo $(RUNS) | sed 's/ /,/g')]") $(if $(SWEEP),sweep=$(SWEEP)) $(if $(OUT),out=$(OUT)) $(ARGS)
+
+preflight: setup ## Pre-flight checks of a recipe: make preflight RECIPE=<name> [ENGINE=verl] [ARGS="gpu_memory_gb=80 ..."]
+	@# python -m recipes.preflight exits 0 pass, 1 warnings, 2 fail; make fails only on 2
+	$(PY) -m recipes.preflight recipe=$(RECIPE) $(if $(ENGINE),engine=$(ENGINE)) $(if $(RUN_DIR),run_dir=$(RUN_DIR)) $(ARGS) || [ $$? -eq 1 ]
+
+bench-preflight: setup ## Time each pre-flight check on a generated 100k-row dataset -> results/preflight/
+	$(PY) -m benchmarks.bench_preflight $(ARGS)
 
 estimate: setup ## Generation vs SFT token budget and GPU-hours for a recipe: make estimate RECIPE=<name>
 	$(PY) -m analysis.estimate recipe=$(RECIPE) $(ARGS)

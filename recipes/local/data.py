@@ -92,13 +92,18 @@ def load_split(cfg: DictConfig, key: str, tokenizer: Any, limit: int | None = No
     dropped, truncated or refused as ``data.filter_overlong_prompts`` / ``data.truncation`` say."""
     max_len, d = int(cfg.data.max_prompt_length), cfg.data
     mode, drop = str(d.get("truncation") or "error"), bool(d.get("filter_overlong_prompts"))
+    chat = (
+        OmegaConf.to_container(d.apply_chat_template_kwargs, resolve=True)
+        if d.get("apply_chat_template_kwargs")
+        else {}
+    )
     out: list[Prompt] = []
     dropped = cut = 0
     for f in files_of(d[key]):
         if limit is not None and len(out) >= limit:
             break
         room = None if drop or limit is None else limit - len(out)
-        for i, p in enumerate(load_prompts(f, tokenizer, sys.maxsize, limit=room)):
+        for i, p in enumerate(load_prompts(f, tokenizer, sys.maxsize, limit=room, chat_kwargs=chat)):
             if len(p.ids) > max_len:
                 if drop:
                     dropped += 1
