@@ -70,10 +70,10 @@ def _boxed(s: str) -> str:
 
 
 def _scorers(tolerance: float) -> dict[str, Scorer]:  # noqa: C901 - one closure per scorer
-    import rewards
-    from rewards.equiv import equivalent
-    from rewards.registry import resolve
-    from rewards.sources.math import gold_answer
+    import rewards  # here: the verifier loads in the process that measures it
+    from rewards.equiv import equivalent  # here: the verifier loads in the process that measures it
+    from rewards.registry import resolve  # here: the verifier loads in the process that measures it
+    from rewards.sources.math import gold_answer  # here: the verifier loads in the process that measures it
 
     def _ours(mode: str, rel_tol: float = 0.0) -> Scorer:
         def score(level: str, r: dict) -> bool:
@@ -90,7 +90,7 @@ def _scorers(tolerance: float) -> dict[str, Scorer]:  # noqa: C901 - one closure
         return score
 
     def math_verify(level: str, r: dict) -> bool:
-        from math_verify import parse, verify
+        from math_verify import parse, verify  # here: each peer scorer loads only when it is measured
 
         pred = parse(_wrap(r["response"]) if level == "answer" else r["response"])
         return bool(pred) and any(
@@ -105,17 +105,21 @@ def _scorers(tolerance: float) -> dict[str, Scorer]:  # noqa: C901 - one closure
         return score
 
     def verl_math_reward(resp: str, gold: str) -> bool:
-        from verl.utils.reward_score import math_reward
+        from verl.utils.reward_score import (
+            math_reward,
+        )  # here: each peer scorer loads only when it is measured
 
         return math_reward.compute_score(resp, gold) == 1.0
 
     def verl_math_dapo(resp: str, gold: str) -> bool:
-        from verl.utils.reward_score import math_dapo
+        from verl.utils.reward_score import math_dapo  # here: each peer scorer loads only when it is measured
 
         return bool(math_dapo.compute_score(resp, gold)["acc"])
 
     def verl_math_verify(resp: str, gold: str) -> bool:
-        from verl.utils.reward_score import math_verify as mv
+        from verl.utils.reward_score import (
+            math_verify as mv,
+        )  # here: each peer scorer loads only when it is measured
 
         return mv.compute_score(resp, gold) == 1.0
 
@@ -133,7 +137,7 @@ def _pass(
     fn: Scorer, level: str, rows: list[dict], cpu: list[float] | None = None
 ) -> list[tuple[bool, float]]:
     """Verdict and wall seconds per row; with ``cpu``, also CPU seconds per row (this process + the worker)."""
-    from rewards.worker import take_cpu_s
+    from rewards.worker import take_cpu_s  # here: in the measured process, after the worker pool is reset
 
     out = []
     take_cpu_s()
@@ -151,8 +155,8 @@ def _pass(
 
 def _fresh_worker() -> None:
     """A new SymPy worker with empty caches, warmed as a training job warms it (``rewards.warmup``)."""
-    import rewards
-    from rewards.worker import reset_pool
+    import rewards  # here: the verifier loads in the process that measures it
+    from rewards.worker import reset_pool  # here: the verifier loads in the process that measures it
 
     reset_pool()
     rewards.warmup()
@@ -163,7 +167,7 @@ def score_rows(
 ) -> tuple[list[bool], dict[str, list[float]]]:
     """Verdicts and per-call latencies: cold and warm passes for our scorers, one pass for the others."""
     if name.startswith(OURS):
-        from rewards.worker import pool
+        from rewards.worker import pool  # here: the verifier loads in the process that measures it
 
         _fresh_worker()
         cpu: list[float] = []

@@ -105,6 +105,52 @@ def _check_rel_tol(x: float) -> float:
     return v
 
 
+def _checked_options(
+    name: str,
+    data_source: str,
+    kwargs: dict[str, Any],
+    incorrect_score: float,
+    rel_tol: float,
+    format_weight: float,
+    lang_weight: float,
+    target_lang: str | None,
+    timeout_s: float,
+    answer_mode: str,
+) -> tuple[float, float, float, float, float]:
+    """``compute_score``'s options checked (errors name the reward_kwargs key and the fix)."""
+    unknown = sorted(set(kwargs) - _VERL_KWARGS)
+    if unknown:
+        raise TypeError(
+            f"compute_score() got unexpected keyword argument(s) {unknown}; accepted: {_ACCEPTED}"
+        )
+    incorrect_score = _check_incorrect(incorrect_score)
+    rel_tol = _check_rel_tol(rel_tol)
+    format_weight = _check_weight("format_weight", format_weight)
+    lang_weight = _check_weight("lang_weight", lang_weight)
+    if lang_weight > 0 and target_lang is None:
+        raise ValueError(
+            "[reward.custom_reward_function.reward_kwargs] lang_weight > 0 needs target_lang ('zh' or 'en')"
+        )
+    timeout_s = float(timeout_s)
+    if not timeout_s > 0:
+        raise ValueError(f"[reward.custom_reward_function.reward_kwargs] timeout_s ({timeout_s}) must be > 0")
+    if answer_mode not in ANSWER_MODES:
+        raise ValueError(
+            f"[reward.custom_reward_function.reward_kwargs] answer_mode ({answer_mode!r}) must be one of {ANSWER_MODES}"
+        )
+    if answer_mode == "flexible" and name not in FLEXIBLE_SOURCES:
+        raise ValueError(
+            f"[reward.custom_reward_function.reward_kwargs] answer_mode='flexible' is not implemented for "
+            f"data source {data_source!r} (only {sorted(FLEXIBLE_SOURCES)}); use answer_mode='strict'"
+        )
+    if rel_tol > 0 and name not in TOLERANT_SOURCES:
+        raise ValueError(
+            f"[reward.custom_reward_function.reward_kwargs] rel_tol ({rel_tol}) is only implemented for "
+            f"{sorted(TOLERANT_SOURCES)}, not {data_source!r}; leave it at 0.0"
+        )
+    return incorrect_score, rel_tol, format_weight, lang_weight, timeout_s
+
+
 def compute_score(
     data_source: str,
     solution_str: str,
@@ -144,44 +190,24 @@ def compute_score(
     >>> compute_score("math", r"\boxed{85.71}", r"\frac{600}{7}", rel_tol=1e-4)["acc"]
     True
     """
-    unknown = sorted(set(kwargs) - _VERL_KWARGS)
-    if unknown:
-        raise TypeError(
-            f"compute_score() got unexpected keyword argument(s) {unknown}; accepted: {_ACCEPTED}"
-        )
-    incorrect_score = _check_incorrect(incorrect_score)
-    rel_tol = _check_rel_tol(rel_tol)
-    format_weight = _check_weight("format_weight", format_weight)
-    lang_weight = _check_weight("lang_weight", lang_weight)
-    if lang_weight > 0 and target_lang is None:
-        raise ValueError(
-            "[reward.custom_reward_function.reward_kwargs] lang_weight > 0 needs target_lang ('zh' or 'en')"
-        )
-    timeout_s = float(timeout_s)
-    if not timeout_s > 0:
-        raise ValueError(f"[reward.custom_reward_function.reward_kwargs] timeout_s ({timeout_s}) must be > 0")
     name, verifier = resolve(data_source)
-    if answer_mode not in ANSWER_MODES:
-        raise ValueError(
-            f"[reward.custom_reward_function.reward_kwargs] answer_mode ({answer_mode!r}) must be one of {ANSWER_MODES}"
-        )
-    if answer_mode == "flexible" and name not in FLEXIBLE_SOURCES:
-        raise ValueError(
-            f"[reward.custom_reward_function.reward_kwargs] answer_mode='flexible' is not implemented for "
-            f"data source {data_source!r} (only {sorted(FLEXIBLE_SOURCES)}); use answer_mode='strict'"
-        )
+    incorrect_score, rel_tol, format_weight, lang_weight, timeout_s = _checked_options(
+        name,
+        data_source,
+        kwargs,
+        incorrect_score,
+        rel_tol,
+        format_weight,
+        lang_weight,
+        target_lang,
+        timeout_s,
+        answer_mode,
+    )
     text = (
         solution_str if isinstance(solution_str, str) else ("" if solution_str is None else str(solution_str))
     )
     info = dict(extra_info) if isinstance(extra_info, dict) else {}
-    info["data_source"] = str(data_source)
-    info["answer_mode"] = answer_mode
-    if rel_tol > 0 and name not in TOLERANT_SOURCES:
-        raise ValueError(
-            f"[reward.custom_reward_function.reward_kwargs] rel_tol ({rel_tol}) is only implemented for "
-            f"{sorted(TOLERANT_SOURCES)}, not {data_source!r}; leave it at 0.0"
-        )
-    info["rel_tol"] = rel_tol
+    info.update(data_source=str(data_source), answer_mode=answer_mode, rel_tol=rel_tol)
     try:
         if len(text) > MAX_RESPONSE_CHARS:
             raise ValueError(f"response longer than {MAX_RESPONSE_CHARS} characters")
@@ -190,7 +216,7 @@ def compute_score(
         res = {"acc": False, "pred": None, "reason": f"verifier error: {type(e).__name__}: {e}"[:300]}
     acc = bool(res["acc"])
     if judge is not None and not acc:
-        from rewards.judge import second_opinion
+        from rewards.judge import second_opinion  # optional: a judge model only when one is configured
 
         res = second_opinion(judge, name, text, ground_truth, info, res)
         acc = bool(res["acc"])

@@ -34,33 +34,33 @@ def _limits(spec):
             pass
 
 
-def _install_hook(workdir, readable, blocked):
-    blocked_prefixes = (
-        "os.fork",
-        "os.forkpty",
-        "os.posix_spawn",
-        "os.spawn",
-        "os.exec",
-        "os.system",
-        "os.kill",
-        "os.killpg",
-        "os.putenv",
-        "os.unsetenv",
-        "subprocess.",
-        "socket.",
-        "ctypes.",
-        "signal.",
-        "sys.setrecursionlimit",
-        "os.chdir",
-        "os.setuid",
-        "os.setgid",
-        "pty.",
-        "winreg",
-        "webbrowser",
-        "mmap.",
-        "gc.get_",  # gc.get_objects / get_referrers / get_referents would reach this hook's state
-    )
-    blocked_modules = {
+BLOCKED_PREFIXES = (
+    "os.fork",
+    "os.forkpty",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.exec",
+    "os.system",
+    "os.kill",
+    "os.killpg",
+    "os.putenv",
+    "os.unsetenv",
+    "subprocess.",
+    "socket.",
+    "ctypes.",
+    "signal.",
+    "sys.setrecursionlimit",
+    "os.chdir",
+    "os.setuid",
+    "os.setgid",
+    "pty.",
+    "winreg",
+    "webbrowser",
+    "mmap.",
+    "gc.get_",  # gc.get_objects / get_referrers / get_referents would reach this hook's state
+)
+BLOCKED_MODULES = frozenset(
+    {
         "ctypes",
         "_ctypes",
         "socket",
@@ -77,7 +77,9 @@ def _install_hook(workdir, readable, blocked):
         "resource",
         "gc",
     }
-    write_events = {
+)
+WRITE_EVENTS = frozenset(
+    {
         "os.remove",
         "os.rename",
         "os.rmdir",
@@ -90,9 +92,17 @@ def _install_hook(workdir, readable, blocked):
         "os.utime",
         "shutil.rmtree",
     }
-    # listing a directory: inside the sandbox and the standard library only (the import system lists
-    # package directories to find submodules such as collections.abc)
-    list_events = {"os.listdir", "os.scandir"}
+)
+# listing a directory: inside the sandbox and the standard library only (the import system lists
+# package directories to find submodules such as collections.abc)
+LIST_EVENTS = frozenset({"os.listdir", "os.scandir"})
+
+
+def _install_hook(workdir, readable, blocked):
+    # immutable copies bound in the closure: rebinding the module's names from candidate code
+    # does not reach the hook
+    blocked_prefixes, blocked_modules = BLOCKED_PREFIXES, BLOCKED_MODULES
+    write_events, list_events = WRITE_EVENTS, LIST_EVENTS
 
     def inside(path, roots):
         try:
@@ -135,9 +145,9 @@ def _preload_stripped():
     """Import ``gc`` and ``signal`` (unittest, doctest, pdb, timeit need them) before the hook, minus
     what reaches outside the process; the hook then refuses to load a second, unstripped copy
     (``gc``/``signal``/``_signal`` stay in its blocked list: only the cached copies import)."""
-    import _signal
-    import gc
-    import signal
+    import _signal  # before the audit hook (see the docstring)
+    import gc  # before the audit hook (see the docstring)
+    import signal  # before the audit hook (see the docstring)
 
     for mod in (signal, _signal):
         mod.__dict__.pop("pidfd_send_signal", None)  # signals another process without os.kill

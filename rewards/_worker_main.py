@@ -25,7 +25,7 @@ def main() -> None:
         pass
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     sys.stdout = sys.stderr
-    from rewards.symbolic import OPS, WARMUP, warm_one
+    from rewards.symbolic import OPS, WARMUP, warm_one  # in the worker process, after its limits are set
 
     out.write(b'{"ready": true}\n')
     # Warm the parser in idle time, one expression at a time, so a request never waits long.

@@ -49,8 +49,11 @@ class HFJudge:
     """A local Hugging Face causal LM as a yes/no judge (one forward pass, no sampling)."""
 
     def __init__(self, path: str) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        import torch  # optional: torch/transformers only for a judge model
+        from transformers import (
+            AutoModelForCausalLM,
+            AutoTokenizer,
+        )  # optional: torch/transformers only for a judge model
 
         self.tok = AutoTokenizer.from_pretrained(path)
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
@@ -67,7 +70,7 @@ class HFJudge:
 
     def logits(self, gold: str, response: str) -> tuple[float, float]:
         """(logit of " yes", logit of " no") for the next token after the prompt."""
-        import torch
+        import torch  # optional: torch/transformers only for a judge model
 
         text = PROMPT.format(gold=gold, response=response[-MAX_RESPONSE_CHARS:])
         ids = torch.tensor([self.tok.encode(text, add_special_tokens=False) + self.prefix])

@@ -168,6 +168,65 @@ def _read_results(fd: int, deadline: float) -> bytes:
     return buf
 
 
+def _spawn(workdir: str, fn_name: str, w_fd: int, limits: str) -> subprocess.Popen[bytes]:
+    """The sandbox child (``_sandbox_child.py``) in ``workdir``, writing results to ``w_fd``."""
+    cmd = [
+        *_unshare_prefix(),
+        sys.executable,
+        "-I",
+        "-S",
+        _CHILD,
+        "call" if fn_name else "stdio",
+        fn_name,
+        str(w_fd),
+        limits,
+    ]
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+    }
+    return subprocess.Popen(
+        cmd,
+        cwd=workdir,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        pass_fds=(w_fd,),
+        start_new_session=True,
+    )
+
+
+def _remove_workdir(workdir: str) -> None:
+    """Delete ``workdir`` even where the candidate removed its own permissions."""
+    for root, dirs, files in os.walk(workdir):
+        for name in dirs + files:
+            try:
+                os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
+            except OSError:
+                pass
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _parse_records(raw: bytes) -> tuple[dict[int, Any], list[str]]:
+    """Per-test outputs (the first record of a test counts) and the blocked operations reported."""
+    got: dict[int, Any] = {}
+    blocked: list[str] = []
+    for line in raw.splitlines():
+        try:
+            rec = json.loads(line)
+            i = int(rec["i"])
+            if i not in got and isinstance(rec.get("blocked"), str):
+                blocked.append(rec["blocked"][:200])
+            got.setdefault(i, rec["out"])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return got, blocked
+
+
 def run_tests(
     code: str,
     tests: dict[str, Any],
@@ -193,34 +252,7 @@ def run_tests(
         with open(os.path.join(workdir, "solution.py"), "w") as f:
             f.write(code)
         limits = f"{math.ceil(timeout_s) + 1},{memory_mb << 20},{file_size_kb << 10}"
-        cmd = [
-            *_unshare_prefix(),
-            sys.executable,
-            "-I",
-            "-S",
-            _CHILD,
-            "call" if fn_name else "stdio",
-            fn_name,
-            str(w_fd),
-            limits,
-        ]
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "HOME": workdir,
-            "TMPDIR": workdir,
-            "LANG": "C.UTF-8",
-            "PYTHONHASHSEED": "0",
-        }
-        proc = subprocess.Popen(
-            cmd,
-            cwd=workdir,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(w_fd,),
-            start_new_session=True,
-        )
+        proc = _spawn(workdir, fn_name, w_fd, limits)
         os.close(w_fd)
         w_fd = -1
         assert proc.stdin is not None
@@ -239,24 +271,8 @@ def run_tests(
             os.close(w_fd)
         _reap_orphans(r_fd, workdir)
         os.close(r_fd)
-        for root, dirs, files in os.walk(workdir):
-            for name in dirs + files:
-                try:
-                    os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
-                except OSError:
-                    pass
-        shutil.rmtree(workdir, ignore_errors=True)
-    got: dict[int, Any] = {}
-    blocked: list[str] = []
-    for line in raw.splitlines():
-        try:
-            rec = json.loads(line)
-            i = int(rec["i"])
-            if i not in got and isinstance(rec.get("blocked"), str):
-                blocked.append(rec["blocked"][:200])
-            got.setdefault(i, rec["out"])  # the first record of a test counts
-        except (ValueError, KeyError, TypeError, AttributeError):
-            continue
+        _remove_workdir(workdir)
+    got, blocked = _parse_records(raw)
     passed = sum(i in got and _same(got[i], want, not fn_name) for i, want in enumerate(outputs))
     return SandboxResult(passed, len(outputs), *_status(passed, len(outputs), got, blocked, timed_out, proc))
 

@@ -18,6 +18,7 @@ It never evaluates model text as Python.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -238,8 +239,6 @@ def ping() -> str:
 
 def sleep(seconds: float) -> str:
     """Busy-wait ``seconds`` (tests of the time limit use it; never reachable from model text)."""
-    import time
-
     end = time.monotonic() + float(seconds)
     while time.monotonic() < end:
         pass

@@ -106,7 +106,7 @@ def verify_reasoning_gym(
     >>> verify_reasoning_gym("<answer>ainomma</answer>", "ainomma", {"data_source": "reasoning_gym/spell_backward"}, 1.0)["acc"]
     True
     """
-    import reasoning_gym
+    import reasoning_gym  # optional: reasoning-gym only for its data sources (slow import)
 
     task = str(extra_info.get("data_source", "")).partition("/")[2] or str(extra_info.get("rg_task") or "")
     if not task:
