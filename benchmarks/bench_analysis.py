@@ -24,9 +24,10 @@ from analysis import report
 from analysis.metrics import pass_at_k
 from analysis.synthetic import write_run
 from core.cli import hydra_main, load
+from core.results import write_table
 
 
-def bench_pass_at_k(pairs: int) -> bool:
+def bench_pass_at_k(pairs: int, out: dict) -> bool:
     rng = np.random.default_rng(0)
     ok = True
     workloads = {
@@ -46,6 +47,7 @@ def bench_pass_at_k(pairs: int) -> bool:
         err = float(np.max(np.abs(got[idx] - exact) / np.maximum(exact, 1e-300)))
         good = dt < 1.0 and err < 1e-9
         ok &= good
+        out[f"pass_at_k_{name}"] = {"pairs": pairs, "seconds": dt, "max_rel_err": err, "target_s": 1.0}
         print(
             f"pass_at_k {name}: {pairs:,} pairs in {dt:.3f} s, max rel err vs exact {err:.1e} "
             f"-> {'PASS' if good else 'FAIL'} (< 1 s)"
@@ -53,7 +55,7 @@ def bench_pass_at_k(pairs: int) -> bool:
     return ok
 
 
-def bench_report(runs: int, steps: int) -> bool:
+def bench_report(runs: int, steps: int, out: dict) -> bool:
     arms = ["none", "k3_0.001", "k3_0.01", "k3_0.05"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "multirun"
@@ -74,6 +76,14 @@ def bench_report(runs: int, steps: int) -> bool:
         dt = time.perf_counter() - t
         n_png = len(list((root / "report").glob("*.png")))
     good = dt < 30
+    out["report"] = {
+        "runs": runs,
+        "steps": steps,
+        "arms": len(arms),
+        "seconds": dt,
+        "pngs": n_png,
+        "target_s": 30.0,
+    }
     print(
         f"report: {runs} runs x {steps} steps ({len(arms)} arms) in {dt:.2f} s "
         f"({n_png} PNGs; writing the runs took {t_write:.1f} s) -> {'PASS' if good else 'FAIL'} (< 30 s)"
@@ -82,8 +92,10 @@ def bench_report(runs: int, steps: int) -> bool:
 
 
 def command(args: DictConfig) -> int:
-    ok = bench_pass_at_k(int(args.pairs))
-    ok &= bench_report(int(args.runs), int(args.steps))
+    out: dict = {}
+    ok = bench_pass_at_k(int(args.pairs), out)
+    ok &= bench_report(int(args.runs), int(args.steps), out)
+    print(f"wrote {write_table('bench_analysis', 'latest', out)}")
     return 0 if ok else 1
 
 

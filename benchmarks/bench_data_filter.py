@@ -29,6 +29,7 @@ from core.cli import hydra_main
 from core.compose import CONF_DIR
 from core.data import read_rows
 from core.model import ModelSpec, build_checkpoint
+from core.results import write_table
 from data_pipelines.filter import _chunk_seed, run
 from data_pipelines.generation import SamplerGenerator, SamplingParams
 from data_pipelines.io import write_rows
@@ -115,7 +116,27 @@ def command(args: DictConfig) -> int:
     print(
         f"samples: {last['samples']}, mean pass rate {last['pass_rate']['mean']:.3f}, histogram {last['histogram']}"
     )
-
+    path = write_table(
+        "bench_data_filter",
+        "latest",
+        {
+            "setup": {
+                "model": str(model),
+                "task": task,
+                "params": params,
+                "prompts": prompts,
+                "n": n,
+                "max_new_tokens": sampling["max_new_tokens"],
+                "rounds": rounds,
+            },
+            "generation_alone": {"wall_s": a_times, "cpu_s": a_cpu},
+            "whole_filter": {"wall_s": b_times, "cpu_s": b_cpu},
+            "overhead": {"wall": (b - a) / a, "cpu": (bc - ac) / ac, "target_cpu": 0.10},
+            "inside_filter_last_round": t,
+            "samples": last["samples"],
+        },
+    )
+    print(f"wrote {path}")
     return 0
 
 

@@ -8,6 +8,8 @@
 - ``engine-bench``: ``results/bench_engine/latest.json``: medians per arm and the ratios, per clock.
 - ``pipeline-<name>``: ``results/pipeline-<name>/``: held-out accuracy of every evaluated model
   with its interval, the compared differences, and the stages' times.
+- ``preflight-timings``: ``results/preflight/timings_100k.json``: each pre-flight check's time per
+  tokenizer on a generated 100k-row dataset, beside veRL's own overlong filter on the same rows.
 Importing this module also registers the recipe table and provenance sections (``recipes.table``).
 """
 
@@ -178,3 +180,59 @@ def pipeline_block(name: str) -> Rendered:
 
 for _p in sorted((CONF_DIR / "pipeline").glob("*.yaml")):
     SECTIONS.add(f"pipeline-{_p.stem}", lambda n=_p.stem: pipeline_block(n))
+
+
+@SECTIONS.register("preflight-timings")
+def preflight_timings() -> Rendered:
+    """Each pre-flight check's time per tokenizer on the generated dataset, and the peers beside it."""
+    res = _table("preflight", "timings_100k")
+    if res is None:
+        return _missing("preflight")
+    toks = res["tokenizers"]
+    checks = sorted({c for t in toks.values() for c in t["checks"]})
+    rows = [
+        [f"`{c}`"]
+        + [f"{t['checks'][c]['wall_s']:.2f} / {t['checks'][c]['cpu_s']:.2f}" for t in toks.values()]
+        for c in checks
+    ]
+    rows.append(
+        ["**all checks**"]
+        + [
+            f"{t['preflight_total_s']['wall_s']:.1f} / {t['preflight_total_s']['cpu_s']:.1f}"
+            for t in toks.values()
+        ]
+    )
+    head = ["check (wall s / CPU s)"] + [f"tokenizer `{n}`" for n in toks]
+    side = []
+    for n, t in toks.items():
+        s = t.get("side_by_side") or {}
+        if s:
+            side.append(
+                [
+                    f"`{n}`",
+                    f"{s['verl_filter_s']['wall_s']:.1f}",
+                    f"{s['ratio_verl_filter_to_lengths_check_wall']:.2f}",
+                    f"{s['full_tokenization_s']['wall_s']:.1f}",
+                    f"{s['ratio_full_tokenization_to_lengths_check_wall']:.2f}",
+                    f"{s['over_limit_preflight']} / {s['over_limit_verl_filter']} / {s['over_limit_full_tokenization']}",
+                ]
+            )
+    parts = [
+        f"{res['data']['rows']:,} training + {res['data']['val_rows']:,} validation rows, recipe "
+        f"`{res['recipe']}`.",
+        Table(head, rows).markdown(),
+    ]
+    if side:
+        sh = [
+            "tokenizer",
+            "veRL overlong filter, wall s",
+            "÷ lengths check",
+            "tokenize every row, wall s",
+            "÷ lengths check",
+            "rows over the limit (pre-flight / veRL / every row)",
+        ]
+        parts.append(Table(sh, side).markdown())
+    return Rendered(
+        "\n\n".join(parts),
+        sources=[source_line("results/preflight/timings_100k.json", res.get("provenance"))],
+    )
