@@ -7,7 +7,7 @@ arm of seed ``s`` starts from the same checkpoint, a paired-t 95% interval of th
 differences — a figure of the first logged metric (mean over seeds with a 95% t band), the control
 sweep's comparison, and the compute used. A claim counts as *reproduced* only if the paired interval
 of its primary metric excludes zero in the claimed direction; *opposite* if it excludes zero the
-other way; otherwise *not shown*, with the seeds a paired t-test would need for 80% power at the
+other way; otherwise *inconclusive* (the interval spans zero), with the seeds a paired t-test would need for 80% power at the
 smallest effect of interest (``analysis.metrics.seeds_needed``).
 
 Sections registered for ``make docs``: ``ablations-overview`` and ``ablation-<sweep>`` for every
@@ -53,7 +53,7 @@ def verdict(d: np.ndarray, direction: int) -> str:
     """Verdict on per-seed differences for a claim predicting their sign ``direction``.
 
     >>> verdict(np.array([0.10, 0.12, 0.08, 0.11, 0.09]), +1), verdict(np.array([0.1, -0.1, 0.05, 0, -0.02]), +1)
-    ('reproduced', 'not shown (null)')
+    ('reproduced', 'inconclusive (interval spans zero)')
     >>> verdict(np.array([0.10, 0.12, 0.08, 0.11, 0.09]), -1)
     'opposite'
     """
@@ -66,7 +66,7 @@ def verdict(d: np.ndarray, direction: int) -> str:
         return "reproduced"
     if lo > 0 or hi < 0:
         return "opposite"
-    return "not shown (null)"
+    return "inconclusive (interval spans zero)"
 
 
 @functools.cache
@@ -122,7 +122,7 @@ def control_rows(res: SweepResult, ctl: SweepResult) -> tuple[list[str], tuple[s
         plo, phi = t_ci(pd := paired(ctl.runs, arm, m))
         if i == 0:
             v_ = verdict(pd, res.spec.direction)
-            primary = ("no difference" if v_.startswith("not shown") else v_, f"{d:+.3f} {_ci(plo, phi)}")
+            primary = ("no difference" if v_.startswith("inconclusive") else v_, f"{d:+.3f} {_ci(plo, phi)}")
         mean = _f(np.nanmean(cv) if np.isfinite(cv).any() else np.nan)
         rows.append([m.label, f"{mean} {_ci(*t_ci(cv))}", _f(d, 3, sign=True), _ci(dlo, dhi), _ci(plo, phi)])
     header = [
