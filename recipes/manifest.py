@@ -8,7 +8,6 @@ that exist. Does not record metrics (``metrics.jsonl``) or checkpoints.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,17 +17,7 @@ from omegaconf import DictConfig
 
 from core import versions
 from core.data import sha256_file
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _git(*args: str) -> str | None:
-    try:
-        return subprocess.run(
-            ["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
+from core.results import git_state
 
 
 def data_hashes(cfg: DictConfig) -> dict[str, str | None]:
@@ -52,7 +41,7 @@ def write_manifest(
     launch: list[str] | None = None,
 ) -> dict[str, Any]:
     """Write ``run_dir/run.json`` and return its content."""
-    status = _git("status", "--porcelain")
+    commit, dirty = git_state()
     manifest = {
         "recipe": cfg.rlvr.recipe,
         "engine": engine,
@@ -61,8 +50,8 @@ def write_manifest(
         "config_path": str(run_dir / "config.yaml"),
         "overrides": overrides,
         "scale_changes": [{"key": k, "published": a, "used": b} for k, a, b in scale_changes],
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": bool(status) if status is not None else None,
+        "git_commit": commit,
+        "git_dirty": dirty,
         "versions": versions(),
         "data_hashes": data_hashes(cfg),
         "launch": launch,
