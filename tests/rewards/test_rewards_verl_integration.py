@@ -1,10 +1,7 @@
-"""veRL 0.9.1 loads ``rewards.compute_score`` through its own loader, and every module's doctests pass."""
+"""veRL 0.9.1 loads ``rewards.compute_score`` through its own loader (the modules' doctests run through
+pytest's ``--doctest-modules``, configured in pyproject.toml)."""
 
 from __future__ import annotations
-
-import doctest
-import importlib
-import pkgutil
 
 import pytest
 from omegaconf import OmegaConf
@@ -73,17 +70,3 @@ def test_naive_reward_manager_with_our_function(char_tokenizer) -> None:
     out = NaiveRewardManager(char_tokenizer, 0, rewards.compute_score)(data, return_dict=True)
     assert out["reward_tensor"].sum(-1).tolist() == [1.0, 0.0]
     assert list(out["reward_extra_info"]["acc"]) == [True, False]
-
-
-def _modules() -> list[str]:
-    return ["rewards"] + [
-        m.name
-        for m in pkgutil.walk_packages(rewards.__path__, "rewards.")
-        if m.name != "rewards._sandbox_child"
-    ]
-
-
-@pytest.mark.parametrize("name", _modules())
-def test_doctests(name: str) -> None:
-    res = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert res.failed == 0
