@@ -92,10 +92,32 @@ def command(args: DictConfig) -> int:
             f"round {r}: generation alone {a_times[-1]:.2f} s wall / {a_cpu[-1]:.2f} s CPU, "
             f"whole filter {wall:.2f} s wall / {cpu:.2f} s CPU"
         )
+    setup = {
+        "model": str(model),
+        "task": task,
+        "params": params,
+        "prompts": prompts,
+        "n": n,
+        "max_new_tokens": sampling["max_new_tokens"],
+        "rounds": rounds,
+    }
+    _report(setup, a_times, a_cpu, b_times, b_cpu, last)
+    return 0
+
+
+def _report(
+    setup: dict,
+    a_times: list[float],
+    a_cpu: list[float],
+    b_times: list[float],
+    b_cpu: list[float],
+    last: dict,
+) -> None:
+    """Print the medians, overheads and the filter's own split; record them in results/bench_data_filter/."""
     a, b = statistics.median(a_times), statistics.median(b_times)
     ac, bc = statistics.median(a_cpu), statistics.median(b_cpu)
     print(
-        f"\ngeneration alone: {a:.2f} s wall, {ac:.2f} s CPU (median of {rounds})   "
+        f"\ngeneration alone: {a:.2f} s wall, {ac:.2f} s CPU (median of {len(a_times)})   "
         f"whole filter: {b:.2f} s wall, {bc:.2f} s CPU"
     )
     print(
@@ -120,15 +142,7 @@ def command(args: DictConfig) -> int:
         "bench_data_filter",
         "latest",
         {
-            "setup": {
-                "model": str(model),
-                "task": task,
-                "params": params,
-                "prompts": prompts,
-                "n": n,
-                "max_new_tokens": sampling["max_new_tokens"],
-                "rounds": rounds,
-            },
+            "setup": setup,
             "generation_alone": {"wall_s": a_times, "cpu_s": a_cpu},
             "whole_filter": {"wall_s": b_times, "cpu_s": b_cpu},
             "overhead": {"wall": (b - a) / a, "cpu": (bc - ac) / ac, "target_cpu": 0.10},
@@ -137,7 +151,6 @@ def command(args: DictConfig) -> int:
         },
     )
     print(f"wrote {path}")
-    return 0
 
 
 main = hydra_main("command", "bench_data_filter", command)
