@@ -103,8 +103,9 @@ def record(man: dict, pdir: Path, experiment: str) -> Path:
     design = {"pipeline": man["pipeline"], "order": man["order"], "stages": stages, "dir": str(pdir)}
     out = results.write_experiment(experiment, design=design)
     for n in man["order"]:
-        ev = Path(str((man["stages"][n].get("outputs") or {}).get("report", ""))).with_name("eval.json")
-        if ev.is_file():
+        report = (man["stages"][n].get("outputs") or {}).get("report")
+        ev = Path(str(report)).with_name("eval.json") if report else None
+        if ev is not None and ev.is_file():
             results.write_table(experiment, f"eval-{n}", json.loads(ev.read_text()))
     return out.parent
 
