@@ -35,6 +35,7 @@ EXPERIMENTS.add("bench_rewards", [*PY, "benchmarks.bench_rewards"])
 EXPERIMENTS.add("bench_engine", [*PY, "benchmarks.bench_engine"])
 EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
 EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
+EXPERIMENTS.add("r1_zero_curves", [*PY, "benchmarks.r1_zero_curves"])
 
 
 def status() -> Table:

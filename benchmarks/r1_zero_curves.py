@@ -1,0 +1,138 @@
+"""R1-Zero in miniature: held-out accuracy and mean response length over RL steps, per seed.
+
+Runs ``python -m recipes.run recipe=<r> engine=local scale=laptop_base rlvr.seed=<s>`` for every
+recipe x seed (reusing a finished run of the same code, as :mod:`benchmarks.seed_table` does),
+prints start -> end held-out accuracy and mean held-out response length with the per-seed targets
+(accuracy +15 points, length +30%), and records every finished run -- with its curves
+``rlvr/val_acc`` and ``rlvr/val_response_length`` -- and the base model's probe (the build's
+``rlvr_meta.json``: sampled pass rate by difficulty, by length and by mode) in
+``results/<results>/`` (``core.results``; ``docs/r1_zero.md`` renders from it with ``make docs``).
+A Hydra app (``conf/command/r1_zero_curves.yaml``)::
+
+    python -m benchmarks.r1_zero_curves seeds=[0,1]
+Does not build the base model itself (the first run does, through ``recipes.local.pretrain``).
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from analysis.render import Table
+from analysis.results_io import run_record
+from benchmarks.seed_table import CODE, run_one
+from core import results
+from core.cli import hydra_main, route_argv
+from core.fingerprint import source_hash
+
+ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
+
+
+def _ends(rec: dict, key: str) -> tuple[float, float]:
+    c = rec["curves"][key]
+    return float(c["values"][0]), float(c["values"][-1])
+
+
+def command(a: DictConfig) -> int:
+    recipes, seeds, extra = list(a.recipes), [int(x) for x in a.seeds], list(a.overrides)
+    code = source_hash(CODE)
+    out = Path(str(a.out)) / code
+    out.mkdir(parents=True, exist_ok=True)
+    design = {
+        "claim": str(a.claim),
+        "metrics": list(a.metrics),
+        "recipes": recipes,
+        "seeds": seeds,
+        "scale": str(a.scale),
+        "targets": {"acc_gain": float(a.target_acc_gain), "length_gain": float(a.target_length_gain)},
+        "overrides": extra,
+        "code": code,
+    }
+    if a.results:
+        results.write_experiment(str(a.results), design=design)  # declared before the runs
+    jobs = [(r, s) for s in seeds for r in recipes]
+    with ThreadPoolExecutor(int(a.jobs)) as ex:
+        rows = list(ex.map(lambda j: run_one(j[0], j[1], out, extra, scale=str(a.scale)), jobs))
+    table = Table(
+        [
+            "recipe",
+            "seed",
+            "acc start",
+            "acc end",
+            "length start",
+            "length end",
+            "met",
+            "wall min",
+            "CPU min",
+        ],
+        [],
+    )
+    recs = {}
+    for r in rows:
+        if "error" in r:
+            table.rows.append([r["recipe"], r["seed"], "-", "-", "-", "-", f"error: {r['error']}", "", ""])
+            continue
+        rec = run_record(r["run_dir"])
+        rec["label"] = r["recipe"]
+        recs[f"{r['recipe']}-s{r['seed']}"] = rec
+        (a0, a1), (l0, l1) = _ends(rec, ACC), _ends(rec, LEN)
+        met = a1 - a0 >= a.target_acc_gain and l1 / l0 - 1 >= a.target_length_gain
+        table.rows.append(
+            [
+                r["recipe"],
+                r["seed"],
+                f"{a0:.3f}",
+                f"{a1:.3f}",
+                f"{l0:.1f}",
+                f"{l1:.1f}",
+                "yes" if met else "no",
+                f"{r['minutes']:.1f}",
+                f"{r.get('cpu_minutes', float('nan')):.1f}",
+            ]
+        )
+    print(table.markdown())
+    if a.results:
+        name = str(a.results)
+        path = results.write_experiment(name, design=design)
+        for run_id, rec in recs.items():
+            results.write_run(name, run_id, rec)
+        models = {
+            json.loads(Path(r["run_dir"], "summary.json").read_text())["model"]
+            for r in rows
+            if "error" not in r
+        }
+        base = [json.loads(Path(m, "rlvr_meta.json").read_text()) for m in sorted(models)]
+        results.write_table(
+            name,
+            "base_model",
+            {
+                "models": [
+                    {
+                        k: b.get(k)
+                        for k in (
+                            "build",
+                            "build_cpu_seconds",
+                            "build_wall_seconds",
+                            "corpus",
+                            "probe",
+                            "num_params",
+                            "loss_history",
+                        )
+                    }
+                    for b in base
+                ]
+            },
+        )
+        print(f"recorded {path.parent}")
+    return 1 if any("error" in r for r in rows) else 0
+
+
+main = hydra_main("command", "r1_zero_curves", command)
+
+
+if __name__ == "__main__":
+    route_argv("command", "r1_zero_curves")
+    main()
