@@ -33,7 +33,7 @@ ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
 
 def _ends(rec: dict, key: str) -> tuple[float, float]:
     c = rec["curves"][key]
-    return float(c["values"][0]), float(c["values"][-1])
+    return float(c["value"][0]), float(c["value"][-1])
 
 
 def command(a: DictConfig) -> int:

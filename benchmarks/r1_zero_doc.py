@@ -36,7 +36,7 @@ def _draw(data: dict[str, Any]) -> Any:
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for run_id, c in sorted(data.items()):
         for ax, key in zip(axes, (ACC, LEN), strict=True):
-            ax.plot(c[key]["steps"], c[key]["values"], marker="o", ms=3, label=run_id)
+            ax.plot(c[key]["step"], c[key]["value"], marker="o", ms=3, label=run_id)
     axes[0].set(xlabel="RL step", ylabel="held-out accuracy (T=1)", title="accuracy")
     axes[1].set(xlabel="RL step", ylabel="mean response length (tokens)", title="response length")
     axes[0].legend(fontsize=7)
@@ -55,8 +55,8 @@ def r1_zero_curves() -> Rendered:
     for run_id, rec in exp["runs"].items():
         c = rec["curves"]
         curves[run_id] = {k: c[k] for k in (ACC, LEN)}
-        a0, a1 = c[ACC]["values"][0], c[ACC]["values"][-1]
-        l0, l1 = c[LEN]["values"][0], c[LEN]["values"][-1]
+        a0, a1 = c[ACC]["value"][0], c[ACC]["value"][-1]
+        l0, l1 = c[LEN]["value"][0], c[LEN]["value"][-1]
         met = a1 - a0 >= tgt.get("acc_gain", 0.15) and l1 / l0 - 1 >= tgt.get("length_gain", 0.3)
         rows.append(
             [
