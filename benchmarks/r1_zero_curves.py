@@ -4,7 +4,8 @@ Runs ``python -m recipes.run recipe=<r> engine=local scale=laptop_base rlvr.seed
 recipe x seed (reusing a finished run of the same code, as :mod:`benchmarks.seed_table` does),
 prints start -> end held-out accuracy and mean held-out response length with the per-seed targets
 (accuracy +15 points, length +30%), and records every finished run -- with its curves
-``rlvr/val_acc`` and ``rlvr/val_response_length`` -- and the base model's probe (the build's
+``rlvr/val_acc``, ``rlvr/val_response_length`` and the shares of worked, checking and correcting
+held-out responses (``rlvr/val_{worked,check,fix}_share``, from the validation dumps) -- and the base model's probe (the build's
 ``rlvr_meta.json``: sampled pass rate by difficulty, by length and by mode) in
 ``results/<results>/`` (``core.results``; ``docs/r1_zero.md`` renders from it with ``make docs``).
 A Hydra app (``conf/command/r1_zero_curves.yaml``)::
@@ -27,8 +28,25 @@ from benchmarks.seed_table import CODE, run_one
 from core import results
 from core.cli import hydra_main, route_argv
 from core.fingerprint import source_hash
+from recipes.local.probe import response_kind
 
 ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
+#: shares of held-out responses by kind, per evaluation (from the run's validation dumps)
+KINDS = {"worked": "rlvr/val_worked_share", "check": "rlvr/val_check_share", "fix": "rlvr/val_fix_share"}
+
+
+def kind_curves(run_dir: str | Path) -> dict[str, dict[str, list]]:
+    """Per evaluation step, the share of held-out responses that work steps, check, or fix a slip
+    (:func:`recipes.local.probe.response_kind`), as downsampled curves named by :data:`KINDS`."""
+    steps, shares = [], {k: [] for k in KINDS}
+    files = sorted(Path(run_dir, "validation").glob("*.jsonl"), key=lambda p: int(p.stem))
+    for f in files:
+        rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+        kinds = [response_kind(r["output"]) for r in rows]
+        steps.append(int(f.stem))
+        for k in KINDS:
+            shares[k].append(sum(x[k] for x in kinds) / max(1, len(kinds)))
+    return {KINDS[k]: results.downsample(steps, v) for k, v in shares.items()}
 
 
 def _ends(rec: dict, key: str) -> tuple[float, float]:
@@ -77,6 +95,7 @@ def command(a: DictConfig) -> int:
             continue
         rec = run_record(r["run_dir"])
         rec["label"] = r["recipe"]
+        rec["curves"].update(kind_curves(r["run_dir"]))
         recs[f"{r['recipe']}-s{r['seed']}"] = rec
         (a0, a1), (l0, l1) = _ends(rec, ACC), _ends(rec, LEN)
         met = a1 - a0 >= a.target_acc_gain and l1 / l0 - 1 >= a.target_length_gain

@@ -1,7 +1,8 @@
 """Docs sections of the R1-Zero-in-miniature experiment (``results/r1_zero_curves/``), for ``make docs``.
 
-- ``r1-zero-curves``: the figure (held-out accuracy and mean held-out response length over RL
-  steps, one line per seed) and the per-seed table, start -> end, with the targets.
+- ``r1-zero-curves``: the figure (held-out accuracy, mean held-out response length, the share of
+  worked responses and of responses with a self-check or a corrected slip, over RL steps: one
+  line per seed, the mean and the seed range) and the per-seed table, start -> end, with the targets.
 - ``r1-zero-base``: the base model's build (CPU and wall seconds) and its probe: sampled pass
   rate by difficulty, by response length and by mode (worked vs direct).
 Renders only what the results files hold; a missing experiment renders the command that writes it.
@@ -17,6 +18,13 @@ from core import results
 
 EXP = "r1_zero_curves"
 ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
+WORKED, CHECK, FIX = "rlvr/val_worked_share", "rlvr/val_check_share", "rlvr/val_fix_share"
+PANELS = (
+    (ACC, "held-out accuracy (T=1)"),
+    (LEN, "mean response length (tokens)"),
+    (WORKED, "share of worked responses"),
+    (CHECK, "share with a self-check or a fix"),
+)
 
 
 def _read() -> dict[str, Any] | None:
@@ -31,14 +39,23 @@ def _missing() -> Rendered:
 
 
 def _draw(data: dict[str, Any]) -> Any:
+    """One panel per :data:`PANELS` entry: a thin line per seed, the mean over seeds in black."""
     import matplotlib.pyplot as plt
+    import numpy as np
 
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    for run_id, c in sorted(data.items()):
-        for ax, key in zip(axes, (ACC, LEN), strict=True):
-            ax.plot(c[key]["step"], c[key]["value"], marker="o", ms=3, label=run_id)
-    axes[0].set(xlabel="RL step", ylabel="held-out accuracy (T=1)", title="accuracy")
-    axes[1].set(xlabel="RL step", ylabel="mean response length (tokens)", title="response length")
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(13, 3.2))
+    for ax, (key, label) in zip(axes, PANELS, strict=True):
+        runs = [c[key] for c in data.values() if key in c]
+        for c in runs:
+            ax.plot(c["step"], c["value"], lw=0.8, alpha=0.5)
+        if runs and all(c["step"] == runs[0]["step"] for c in runs):
+            vals = np.array([c["value"] for c in runs])
+            ax.plot(runs[0]["step"], vals.mean(0), color="black", lw=2, label=f"mean of {len(runs)} seeds")
+            ax.fill_between(
+                runs[0]["step"], vals.min(0), vals.max(0), color="grey", alpha=0.2, label="seed range"
+            )
+        ax.set(xlabel="RL step", title=label)
+        ax.tick_params(labelsize=8)
     axes[0].legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -54,7 +71,12 @@ def r1_zero_curves() -> Rendered:
     rows, curves = [], {}
     for run_id, rec in exp["runs"].items():
         c = rec["curves"]
-        curves[run_id] = {k: c[k] for k in (ACC, LEN)}
+        curves[run_id] = {k: c[k] for k in (ACC, LEN, WORKED) if k in c}
+        if CHECK in c and FIX in c:  # a response with a self-check or a corrected slip
+            curves[run_id][CHECK] = {
+                "step": c[CHECK]["step"],
+                "value": [a + b for a, b in zip(c[CHECK]["value"], c[FIX]["value"], strict=True)],
+            }
         a0, a1 = c[ACC]["value"][0], c[ACC]["value"][-1]
         l0, l1 = c[LEN]["value"][0], c[LEN]["value"][-1]
         met = a1 - a0 >= tgt.get("acc_gain", 0.15) and l1 / l0 - 1 >= tgt.get("length_gain", 0.3)
@@ -95,7 +117,7 @@ def _probe_rows(groups: dict[str, Any], label: str) -> list[list[str]]:
 
     return [
         [
-            f"{label} {k}",
+            f"{label} {k}".strip(),
             str(v["n"]),
             f(v["pass"]),
             f(v["worked_share"]),
