@@ -54,6 +54,47 @@ def _ends(rec: dict, key: str) -> tuple[float, float]:
     return float(c["value"][0]), float(c["value"][-1])
 
 
+HEAD = ["recipe", "seed", "acc start", "acc end", "length start", "length end", "met", "wall min", "CPU min"]
+BASE_KEYS = (
+    "build",
+    "build_cpu_seconds",
+    "build_wall_seconds",
+    "corpus",
+    "probe",
+    "num_params",
+    "loss_history",
+)
+
+
+def _row(r: dict, rec: dict, a: DictConfig) -> list:
+    """One table row of a finished run: start -> end accuracy and length, whether both targets hold."""
+    (a0, a1), (l0, l1) = _ends(rec, ACC), _ends(rec, LEN)
+    met = a1 - a0 >= a.target_acc_gain and l1 / l0 - 1 >= a.target_length_gain
+    return [
+        r["recipe"],
+        r["seed"],
+        f"{a0:.3f}",
+        f"{a1:.3f}",
+        f"{l0:.1f}",
+        f"{l1:.1f}",
+        "yes" if met else "no",
+        f"{r['minutes']:.1f}",
+        f"{r.get('cpu_minutes', float('nan')):.1f}",
+    ]
+
+
+def _record(name: str, design: dict, rows: list[dict], recs: dict[str, dict]) -> Path:
+    """Write ``results/<name>/``: the design, one record per finished run and the base models' builds."""
+    path = results.write_experiment(name, design=design)
+    for run_id, rec in recs.items():
+        results.write_run(name, run_id, rec)
+    done = [r for r in rows if "error" not in r]
+    models = {json.loads(Path(r["run_dir"], "summary.json").read_text())["model"] for r in done}
+    base = [json.loads(Path(m, "rlvr_meta.json").read_text()) for m in sorted(models)]
+    results.write_table(name, "base_model", {"models": [{k: b.get(k) for k in BASE_KEYS} for b in base]})
+    return path.parent
+
+
 def command(a: DictConfig) -> int:
     recipes, seeds, extra = list(a.recipes), [int(x) for x in a.seeds], list(a.overrides)
     code = source_hash(CODE)
@@ -74,21 +115,7 @@ def command(a: DictConfig) -> int:
     jobs = [(r, s) for s in seeds for r in recipes]
     with ThreadPoolExecutor(int(a.jobs)) as ex:
         rows = list(ex.map(lambda j: run_one(j[0], j[1], out, extra, scale=str(a.scale)), jobs))
-    table = Table(
-        [
-            "recipe",
-            "seed",
-            "acc start",
-            "acc end",
-            "length start",
-            "length end",
-            "met",
-            "wall min",
-            "CPU min",
-        ],
-        [],
-    )
-    recs = {}
+    table, recs = Table(HEAD, []), {}
     for r in rows:
         if "error" in r:
             table.rows.append([r["recipe"], r["seed"], "-", "-", "-", "-", f"error: {r['error']}", "", ""])
@@ -97,55 +124,10 @@ def command(a: DictConfig) -> int:
         rec["label"] = r["recipe"]
         rec["curves"].update(kind_curves(r["run_dir"]))
         recs[f"{r['recipe']}-s{r['seed']}"] = rec
-        (a0, a1), (l0, l1) = _ends(rec, ACC), _ends(rec, LEN)
-        met = a1 - a0 >= a.target_acc_gain and l1 / l0 - 1 >= a.target_length_gain
-        table.rows.append(
-            [
-                r["recipe"],
-                r["seed"],
-                f"{a0:.3f}",
-                f"{a1:.3f}",
-                f"{l0:.1f}",
-                f"{l1:.1f}",
-                "yes" if met else "no",
-                f"{r['minutes']:.1f}",
-                f"{r.get('cpu_minutes', float('nan')):.1f}",
-            ]
-        )
+        table.rows.append(_row(r, rec, a))
     print(table.markdown())
     if a.results:
-        name = str(a.results)
-        path = results.write_experiment(name, design=design)
-        for run_id, rec in recs.items():
-            results.write_run(name, run_id, rec)
-        models = {
-            json.loads(Path(r["run_dir"], "summary.json").read_text())["model"]
-            for r in rows
-            if "error" not in r
-        }
-        base = [json.loads(Path(m, "rlvr_meta.json").read_text()) for m in sorted(models)]
-        results.write_table(
-            name,
-            "base_model",
-            {
-                "models": [
-                    {
-                        k: b.get(k)
-                        for k in (
-                            "build",
-                            "build_cpu_seconds",
-                            "build_wall_seconds",
-                            "corpus",
-                            "probe",
-                            "num_params",
-                            "loss_history",
-                        )
-                    }
-                    for b in base
-                ]
-            },
-        )
-        print(f"recorded {path.parent}")
+        print(f"recorded {_record(str(a.results), design, rows, recs)}")
     return 1 if any("error" in r for r in rows) else 0
 
 

@@ -40,8 +40,8 @@ def _missing() -> Rendered:
 
 def _draw(data: dict[str, Any]) -> Any:
     """One panel per :data:`PANELS` entry: a thin line per seed, the mean over seeds in black."""
-    import matplotlib.pyplot as plt
-    import numpy as np
+    import matplotlib.pyplot as plt  # only drawing needs it (analysis.docgen sets the backend)
+    import numpy as np  # with matplotlib, only for drawing
 
     fig, axes = plt.subplots(1, len(PANELS), figsize=(13, 3.2))
     for ax, (key, label) in zip(axes, PANELS, strict=True):
