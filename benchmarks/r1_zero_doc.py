@@ -3,6 +3,7 @@
 - ``r1-zero-curves``: the figure (held-out accuracy, mean held-out response length, the share of
   worked responses and of responses with a self-check or a corrected slip, over RL steps: one
   line per seed, the mean and the seed range) and the per-seed table, start -> end, with the targets.
+- ``base-recipes-curves``: the same for other recipes from the base model (``results/base_recipes/``).
 - ``r1-zero-base``: the base model's build (CPU and wall seconds) and its probe: sampled pass
   rate by difficulty, by response length and by mode (worked vs direct).
 Renders only what the results files hold; a missing experiment renders the command that writes it.
@@ -27,15 +28,15 @@ PANELS = (
 )
 
 
-def _read() -> dict[str, Any] | None:
+def _read(exp: str = EXP) -> dict[str, Any] | None:
     try:
-        return results.read_experiment(EXP)
+        return results.read_experiment(exp)
     except FileNotFoundError:
         return None
 
 
-def _missing() -> Rendered:
-    return Rendered(f"*Not run yet: `make results NAME={EXP}` writes `results/{EXP}/`.*")
+def _missing(exp: str = EXP) -> Rendered:
+    return Rendered(f"*Not run yet: `make results NAME={exp}` writes `results/{exp}/`.*")
 
 
 def _draw(data: dict[str, Any]) -> Any:
@@ -63,9 +64,19 @@ def _draw(data: dict[str, Any]) -> Any:
 
 @SECTIONS.register("r1-zero-curves")
 def r1_zero_curves() -> Rendered:
-    exp = _read()
+    return curves_block(EXP, "r1_zero_curves")
+
+
+@SECTIONS.register("base-recipes-curves")
+def base_recipes_curves() -> Rendered:
+    return curves_block("base_recipes", "base_recipes_curves")
+
+
+def curves_block(name: str, figure: str) -> Rendered:
+    """The figure and per-run table of one experiment written by ``benchmarks.r1_zero_curves``."""
+    exp = _read(name)
     if not exp or not exp.get("runs"):
-        return _missing()
+        return _missing(name)
     design = exp.get("design", {})
     tgt = design.get("targets", {})
     rows, curves = [], {}
@@ -98,17 +109,17 @@ def r1_zero_curves() -> Rendered:
         "CPU min",
         "both targets met",
     ]
-    fig = DocFigure(
-        "r1_zero_curves", curves, _draw, alt="held-out accuracy and response length over RL steps"
-    )
+    fig = DocFigure(figure, curves, _draw, alt="held-out accuracy and response length over RL steps")
     text = (
-        "{fig:r1_zero_curves}\n\n"
+        "{fig:"
+        + figure
+        + "}\n\n"
         + Table(head, rows).markdown()
         + f"\n\nTargets per seed: accuracy +{100 * tgt.get('acc_gain', 0.15):.0f} points and mean response length "
         f"+{100 * tgt.get('length_gain', 0.3):.0f}% within the run. Claim (declared before the runs): "
         f"{design.get('claim', '?')}."
     )
-    return Rendered(text, figures=[fig], sources=[source_line(f"results/{EXP}/", exp.get("provenance"))])
+    return Rendered(text, figures=[fig], sources=[source_line(f"results/{name}/", exp.get("provenance"))])
 
 
 def _probe_rows(groups: dict[str, Any], label: str) -> list[list[str]]:
