@@ -103,6 +103,7 @@ class RlvrConfig:
 
     recipe: str
     scale: str | None
+    laptop_scale: str
     seed: int
     ref_reset_steps: int | None
     overlong_buffer_len: int

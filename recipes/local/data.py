@@ -79,7 +79,7 @@ def truncate(ids: list[int], max_len: int, mode: str) -> list[int]:
     >>> truncate(list(range(10)), 4, "left"), truncate(list(range(10)), 4, "middle")
     ([6, 7, 8, 9], [0, 1, 8, 9])
     """
-    import torch
+    import torch  # with veRL below: only when a prompt is too long
     from verl.utils.torch_functional import postprocess_data  # veRL: ~10 s, only when a prompt is too long
 
     t = torch.tensor([ids])

@@ -77,3 +77,21 @@ def test_tiny_build_is_cached_and_reports_a_probe(cache_dir) -> None:
     stamp = (Path(path) / "config.json").stat().st_mtime_ns
     assert pretrain.ensure_base_model(cfg, None, logs.append) == path  # cached: no rebuild
     assert (Path(path) / "config.json").stat().st_mtime_ns == stamp
+
+
+def test_base_model_recipes_default_to_laptop_base_on_the_local_engine() -> None:
+    """Recipes measured from the base model (rlvr.laptop_scale) start from it; the others keep the cold
+    start; an explicit scale or a given checkpoint always wins."""
+    from recipes.run import prepare_config
+
+    for recipe, scale in (
+        ("r1_zero", "laptop_base"),
+        ("dapo", "laptop_base"),
+        ("drgrpo", "laptop_base"),
+        ("grpo", "laptop"),
+        ("orz_ppo", "laptop"),
+    ):
+        cfg = prepare_config([f"recipe={recipe}", "engine=local"])[0]
+        assert cfg.rlvr.scale == scale, recipe
+    assert prepare_config(["recipe=r1_zero", "engine=local", "scale=laptop"])[0].rlvr.scale == "laptop"
+    assert prepare_config(["recipe=r1_zero", "engine=local", "scale=laptop"])[0].local.pretrain is None
