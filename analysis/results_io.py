@@ -29,6 +29,7 @@ CURVES = (
     "actor/kl_loss",
     "actor/pg_clipfrac",
     "rlvr/val_acc",
+    "rlvr/val_response_length",
 )
 SUMMARY_DROP = ("run_dir", "model")
 

@@ -36,6 +36,11 @@ EXPERIMENTS.add("bench_engine", [*PY, "benchmarks.bench_engine"])
 EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
 EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
 EXPERIMENTS.add("preflight", [*PY, "benchmarks.bench_preflight"])
+EXPERIMENTS.add("r1_zero_curves", [*PY, "benchmarks.r1_zero_curves", "seeds=[0,1,2,3,4]"])
+EXPERIMENTS.add(
+    "base_recipes",
+    [*PY, "benchmarks.r1_zero_curves", "recipes=[dapo,drgrpo]", "seeds=[0]", "results=base_recipes"],
+)
 
 
 def status() -> Table:

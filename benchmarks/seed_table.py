@@ -35,8 +35,10 @@ from core.fingerprint import source_hash
 CODE = ("core", "recipes", "rewards", "data_pipelines", "conf")
 
 
-def run_one(recipe: str, seed: int, out: Path, extra: list[str], tag: str = "") -> dict:
-    """One run (reused when finished), as its summary plus ``run_dir``; ``error`` when it failed."""
+def run_one(
+    recipe: str, seed: int, out: Path, extra: list[str], tag: str = "", scale: str = "laptop"
+) -> dict:
+    """One run at ``scale`` (reused when finished), as its summary plus ``run_dir``; ``error`` when it failed."""
     run_dir = out / f"{recipe}{tag}-s{seed}"
     summ = run_dir / "summary.json"
     if not summ.is_file():
@@ -48,7 +50,7 @@ def run_one(recipe: str, seed: int, out: Path, extra: list[str], tag: str = "") 
             "engine=local",
             f"rlvr.seed={seed}",
             f"run_dir={run_dir}",
-            "scale=laptop",
+            f"scale={scale}",
             "local.progress=false",
             "trainer.logger=[file]",
             *extra,

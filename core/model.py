@@ -119,20 +119,12 @@ def _byte_level_chars() -> dict[int, str]:
     return dict(zip(bs, map(chr, cs), strict=True))
 
 
-@TOKENIZERS.register("char")
-def char_tokenizer() -> Any:
-    """The character tokenizer (pad id 0, eos ``<|eos|>``, left padding).
-
-    A byte-level BPE with single-character vocabulary and no merges: transformers 5 reloads any
-    Qwen2 checkpoint's tokenizer as ``Qwen2Tokenizer`` (ByteLevel pre-tokenizer), and this form
-    tokenizes identically under both classes (checked in tests/local/test_sampler.py).
-    """
+def _char_fast(vocab_list: list[str], merges: list[tuple[str, str]]) -> Any:
+    """A ByteLevel BPE over ``vocab_list`` and ``merges`` with the laptop specials, tags and chat template."""
     from transformers import PreTrainedTokenizerFast  # ~2 s (pulls torch): only building a tokenizer needs it
 
-    bmap = _byte_level_chars()
-    chars = [bmap[ord(c)] for c in string.printable if c not in "\t\n\r\x0b\x0c"]
-    vocab = {tok: i for i, tok in enumerate(SPECIALS + TAGS + chars)}
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<|unk|>"))
+    vocab = {t: i for i, t in enumerate(vocab_list)}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<|unk|>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
     tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in SPECIALS])
@@ -148,6 +140,44 @@ def char_tokenizer() -> Any:
     fast.chat_template = CHAT_TEMPLATE
     fast.padding_side = "left"
     return fast
+
+
+def _printable(bmap: dict[int, str]) -> list[str]:
+    return [bmap[ord(c)] for c in string.printable if c not in "\t\n\r\x0b\x0c"]
+
+
+@TOKENIZERS.register("char")
+def char_tokenizer() -> Any:
+    """The character tokenizer (pad id 0, eos ``<|eos|>``, left padding).
+
+    A byte-level BPE with single-character vocabulary and no merges: transformers 5 reloads any
+    Qwen2 checkpoint's tokenizer as ``Qwen2Tokenizer`` (ByteLevel pre-tokenizer), and this form
+    tokenizes identically under both classes (checked in tests/local/test_sampler.py).
+    """
+    return _char_fast(SPECIALS + TAGS + _printable(_byte_level_chars()), [])
+
+
+def char_tokenizer_for(extra: str) -> Any:
+    """A character tokenizer that also spells ``extra``'s characters as one token each, and any
+    other text byte by byte (never ``<|unk|>``).
+
+    The :func:`char_tokenizer` vocabulary (same ids) + the 256 ByteLevel byte symbols + one merge
+    chain per multi-byte character of ``extra`` (a 3-byte CJK character: 2 merges), so it stays a
+    byte-level BPE that reloads as ``Qwen2Tokenizer``. Merges only join bytes of one character
+    (lead byte + continuation bytes), so they never cross a character boundary.
+    """
+    bmap = _byte_level_chars()
+    vocab_list = SPECIALS + TAGS + _printable(bmap)
+    vocab_list += [c for c in bmap.values() if c not in set(vocab_list)]
+    merges: list[tuple[str, str]] = []
+    for ch in sorted(set(extra)):
+        spelled = [bmap[b] for b in ch.encode()]
+        for i in range(1, len(spelled)):
+            left, right = "".join(spelled[:i]), spelled[i]
+            if left + right not in vocab_list:
+                merges.append((left, right))
+                vocab_list.append(left + right)
+    return _char_fast(vocab_list, merges)
 
 
 @TOKENIZERS.register("byte")

@@ -1,8 +1,8 @@
 """Entry point: ``python -m recipes.run recipe=<name> [engine=auto|local|verl] [scale=...] [dry_run=true] [k=v ...]``.
 
 Composes the recipe, decides the engine (``auto``: veRL when CUDA GPUs are visible, the local CPU
-engine otherwise), applies a scale profile (on the local engine ``scale=laptop`` unless another is
-given) and prints every key the profile changed, validates everything before anything starts,
+engine otherwise), applies a scale profile (on the local engine the recipe's ``rlvr.laptop_scale`` -- ``laptop`` or
+``laptop_base`` -- unless a scale is given) and prints every key the profile changed, validates everything before anything starts,
 writes ``config.yaml`` + ``run.json`` (+ ``verl_config.yaml`` and ``launch.sh`` for veRL) into the
 run directory, then launches -- or, with ``dry_run=true``, prints the resolved veRL config as YAML
 on stdout (logs go to stderr) and stops. Works as a Hydra multirun (``-m``) for sweeps.
@@ -95,11 +95,17 @@ def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], 
             if given
             else "a ~1M-parameter model built locally"
         )
+        # a given checkpoint keeps the plain laptop profile (no base model to build)
+        laptop = "laptop" if given else str(cfg.rlvr.get("laptop_scale") or "laptop")
+        if laptop == "laptop_base":
+            model = "a tiny base model pretrained locally on a designed corpus, on chain sums"
+        elif not given:
+            model += ", on the embedded arithmetic task"
         log(
-            f"[scale] engine=local and no scale given: using scale=laptop ({model}, on the embedded "
-            "arithmetic task; the recipe's algorithmic settings are kept). Pass scale=... to change."
+            f"[scale] engine=local and no scale given: using scale={laptop} ({model}; the recipe's "
+            "algorithmic settings are kept). Pass scale=... to change."
         )
-        overrides = [*overrides, "scale=laptop"]
+        overrides = [*overrides, f"scale={laptop}"]
     cfg = compose(overrides)
     changes: list[tuple] = []
     if cfg.rlvr.scale is not None:

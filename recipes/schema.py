@@ -47,6 +47,32 @@ class SftConfig:
 
 
 @dataclass
+class CorpusConfig:
+    """``local.pretrain.corpus``: the designed corpus (``data_pipelines.corpus.build_corpus``)."""
+
+    n: int
+    mix: dict[str, float]
+    params: dict[str, Any]
+
+
+@dataclass
+class PretrainConfig:
+    """``local.pretrain``: the laptop base model's pretraining (see ``recipes.local.pretrain``)."""
+
+    seed: int
+    tokenizer: str
+    corpus: CorpusConfig
+    steps: int
+    batch_size: int
+    chunks: int
+    lr: float
+    betas: list[float]
+    warmup_steps: int
+    probe_prompts: int
+    probe_n: int
+
+
+@dataclass
 class TaskConfig:
     """``local.task``: the registered generator that writes missing data files."""
 
@@ -68,6 +94,7 @@ class LocalConfig:
     model: ModelSpec
     sft: SftConfig
     task: TaskConfig | None
+    pretrain: PretrainConfig | None = None
 
 
 @dataclass
@@ -76,6 +103,7 @@ class RlvrConfig:
 
     recipe: str
     scale: str | None
+    laptop_scale: str
     seed: int
     ref_reset_steps: int | None
     overlong_buffer_len: int
@@ -211,8 +239,10 @@ def local_config(cfg: DictConfig) -> LocalConfig:
         raise ValueError("invalid local section:\n  " + "\n  ".join(errs))
     d = OmegaConf.to_container(cfg.local, resolve=True)
     task = d.pop("task")
+    pre = d.pop("pretrain", None)
     return LocalConfig(
         **{k: v for k, v in d.items() if k not in ("model", "sft")},
+        pretrain=None if pre is None else PretrainConfig(**{**pre, "corpus": CorpusConfig(**pre["corpus"])}),
         model=ModelSpec(**d["model"]),
         sft=SftConfig(**d["sft"]),
         task=None if task is None else TaskConfig(**task),

@@ -13,7 +13,8 @@ applies the engine's refusals, :mod:`recipes.rules_local`):
   and its own chat template applied to the prompt messages with the generation prompt and
   ``data.apply_chat_template_kwargs``, as veRL's agent loop does. Otherwise the path is the laptop
   model's cache: a Qwen2 + character tokenizer built and cold-started on first use
-  (:mod:`recipes.local.coldstart`). ``trainer.total_training_steps=2`` on a given checkpoint is the
+  (:mod:`recipes.local.coldstart`), or, when ``local.pretrain`` is set (``scale=laptop_base``), a
+  base model pretrained on a designed corpus (:mod:`recipes.local.pretrain`). ``trainer.total_training_steps=2`` on a given checkpoint is the
   quickest check that a recipe, a reward function and a chat template work together on CPU.
 
 Advantages, policy losses, loss aggregation, KL estimators, the lr schedule, training and
@@ -36,6 +37,8 @@ from verl.trainer.ppo.reward import get_custom_reward_fn
 from core import model as models
 from recipes.local.coldstart import BUILDER, ensure_model
 from recipes.local.data import ensure_task_files, load_split
+from recipes.local.pretrain import BUILDER as BASE_BUILDER
+from recipes.local.pretrain import ensure_base_model
 from recipes.local.track import dump_generations, make_tracker, progress
 from recipes.local.trainer import Engine
 from recipes.schema import local_config
@@ -61,7 +64,8 @@ def given_checkpoint(cfg: DictConfig) -> Path | None:
         build = json.loads(meta.read_text()).get("build") if meta.is_file() else None
     except ValueError:
         build = None
-    return None if isinstance(build, dict) and build.get("builder") == BUILDER else path
+    ours = isinstance(build, dict) and build.get("builder") in (BUILDER, BASE_BUILDER)
+    return None if ours else path
 
 
 def _load_given(cfg: DictConfig, path: Path) -> tuple[torch.nn.Module, Any]:
@@ -106,7 +110,9 @@ def _setup(cfg: DictConfig) -> tuple[Engine, Path, float]:
     t0 = time.time()
     path = given_checkpoint(cfg)
     if path is None:
-        path = ensure_model(cfg, reward_fn, _say)
+        # the pretrained base model (model=tiny_base sets local.pretrain) or the SFT cold start
+        build = ensure_base_model if local.pretrain is not None else ensure_model
+        path = build(cfg, reward_fn, _say)
         model, tok = models.load(path)
     else:
         model, tok = _load_given(cfg, path)

@@ -281,10 +281,11 @@ class Engine:
         n = int(vk.n)
         g_state = self.gen.get_state()
         self.gen.manual_seed(self.seed + 10_007)  # the same eval draws regardless of training history
-        texts, scores_all, extra_all = [], [], {}
+        texts, scores_all, extra_all, lengths = [], [], {}, []
         for i in range(0, len(self.val), 128):
             chunk = self.val[i : i + 128]
             ro = self._sample(chunk, n, vk)
+            lengths += ro.response_lengths.tolist()
             sc, ex, tx = algo.score_rollout(self.cfg, self.reward_fn, self.tok, chunk, ro, n)
             texts += tx
             scores_all += sc.sum(-1).tolist()
@@ -315,6 +316,7 @@ class Engine:
                     metrics[f"{sec}/{src}/{var}/{name}"] = float(val)
         acc = float(np.mean(infos.get("acc", infos["reward"])))
         metrics["rlvr/val_acc"] = acc
+        metrics["rlvr/val_response_length"] = float(np.mean(lengths))  # tokens, EOS included
         dump = {
             "inputs": [p.text for p in reps],
             "outputs": texts,

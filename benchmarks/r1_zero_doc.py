@@ -1,0 +1,169 @@
+"""Docs sections of the R1-Zero-in-miniature experiment (``results/r1_zero_curves/``), for ``make docs``.
+
+- ``r1-zero-curves``: the figure (held-out accuracy, mean held-out response length, the share of
+  worked responses and of responses with a self-check or a corrected slip, over RL steps: one
+  line per seed, the mean and the seed range) and the per-seed table, start -> end, with the targets.
+- ``base-recipes-curves``: the same for other recipes from the base model (``results/base_recipes/``).
+- ``r1-zero-base``: the base model's build (CPU and wall seconds) and its probe: sampled pass
+  rate by difficulty, by response length and by mode (worked vs direct).
+Renders only what the results files hold; a missing experiment renders the command that writes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analysis.docgen import SECTIONS, DocFigure, Rendered, source_line
+from analysis.render import Table
+from core import results
+
+EXP = "r1_zero_curves"
+ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
+WORKED, CHECK, FIX = "rlvr/val_worked_share", "rlvr/val_check_share", "rlvr/val_fix_share"
+PANELS = (
+    (ACC, "held-out accuracy (T=1)"),
+    (LEN, "mean response length (tokens)"),
+    (WORKED, "share of worked responses"),
+    (CHECK, "share with a self-check or a fix"),
+)
+
+
+def _read(exp: str = EXP) -> dict[str, Any] | None:
+    try:
+        return results.read_experiment(exp)
+    except FileNotFoundError:
+        return None
+
+
+def _missing(exp: str = EXP) -> Rendered:
+    return Rendered(f"*Not run yet: `make results NAME={exp}` writes `results/{exp}/`.*")
+
+
+def _draw(data: dict[str, Any]) -> Any:
+    """One panel per :data:`PANELS` entry: a thin line per seed, the mean over seeds in black."""
+    import matplotlib.pyplot as plt  # only drawing needs it (analysis.docgen sets the backend)
+    import numpy as np  # with matplotlib, only for drawing
+
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(13, 3.2))
+    for ax, (key, label) in zip(axes, PANELS, strict=True):
+        runs = [c[key] for c in data.values() if key in c]
+        for c in runs:
+            ax.plot(c["step"], c["value"], lw=0.8, alpha=0.5)
+        if runs and all(c["step"] == runs[0]["step"] for c in runs):
+            vals = np.array([c["value"] for c in runs])
+            ax.plot(runs[0]["step"], vals.mean(0), color="black", lw=2, label=f"mean of {len(runs)} seeds")
+            ax.fill_between(
+                runs[0]["step"], vals.min(0), vals.max(0), color="grey", alpha=0.2, label="seed range"
+            )
+        ax.set(xlabel="RL step", title=label)
+        ax.tick_params(labelsize=8)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+@SECTIONS.register("r1-zero-curves")
+def r1_zero_curves() -> Rendered:
+    return curves_block(EXP, "r1_zero_curves")
+
+
+@SECTIONS.register("base-recipes-curves")
+def base_recipes_curves() -> Rendered:
+    return curves_block("base_recipes", "base_recipes_curves")
+
+
+def curves_block(name: str, figure: str) -> Rendered:
+    """The figure and per-run table of one experiment written by ``benchmarks.r1_zero_curves``."""
+    exp = _read(name)
+    if not exp or not exp.get("runs"):
+        return _missing(name)
+    design = exp.get("design", {})
+    tgt = design.get("targets", {})
+    rows, curves = [], {}
+    for run_id, rec in exp["runs"].items():
+        c = rec["curves"]
+        curves[run_id] = {k: c[k] for k in (ACC, LEN, WORKED) if k in c}
+        if CHECK in c and FIX in c:  # a response with a self-check or a corrected slip
+            curves[run_id][CHECK] = {
+                "step": c[CHECK]["step"],
+                "value": [a + b for a, b in zip(c[CHECK]["value"], c[FIX]["value"], strict=True)],
+            }
+        a0, a1 = c[ACC]["value"][0], c[ACC]["value"][-1]
+        l0, l1 = c[LEN]["value"][0], c[LEN]["value"][-1]
+        met = a1 - a0 >= tgt.get("acc_gain", 0.15) and l1 / l0 - 1 >= tgt.get("length_gain", 0.3)
+        rows.append(
+            [
+                run_id,
+                f"{a0:.3f} → {a1:.3f} ({100 * (a1 - a0):+.1f} pts)",
+                f"{l0:.1f} → {l1:.1f} ({100 * (l1 / l0 - 1):+.0f}%)",
+                f"{rec['wall_s'] / 60:.1f}",
+                f"{rec['cpu_s'] / 60:.1f}",
+                "yes" if met else "no",
+            ]
+        )
+    head = [
+        "run",
+        "held-out accuracy",
+        "mean response length (tokens)",
+        "wall min",
+        "CPU min",
+        "both targets met",
+    ]
+    fig = DocFigure(figure, curves, _draw, alt="held-out accuracy and response length over RL steps")
+    text = (
+        "{fig:"
+        + figure
+        + "}\n\n"
+        + Table(head, rows).markdown()
+        + f"\n\nTargets per seed: accuracy +{100 * tgt.get('acc_gain', 0.15):.0f} points and mean response length "
+        f"+{100 * tgt.get('length_gain', 0.3):.0f}% within the run. Claim (declared before the runs): "
+        f"{design.get('claim', '?')}."
+    )
+    return Rendered(text, figures=[fig], sources=[source_line(f"results/{name}/", exp.get("provenance"))])
+
+
+def _probe_rows(groups: dict[str, Any], label: str) -> list[list[str]]:
+    def f(x: Any) -> str:
+        return "–" if x is None else f"{x:.2f}"
+
+    return [
+        [
+            f"{label} {k}".strip(),
+            str(v["n"]),
+            f(v["pass"]),
+            f(v["worked_share"]),
+            f(v["pass_worked"]),
+            f(v["pass_direct"]),
+            f"{v['mean_len']:.1f}",
+        ]
+        for k, v in groups.items()
+    ]
+
+
+@SECTIONS.register("r1-zero-base")
+def r1_zero_base() -> Rendered:
+    exp = _read()
+    base = (exp or {}).get("tables", {}).get("base_model")
+    if not base:
+        return _missing()
+    parts = []
+    for m in base["models"]:
+        p = m["probe"]
+        head = ["group", "samples", "pass", "worked share", "pass if worked", "pass if direct", "mean length"]
+        rows = (
+            _probe_rows({"all": p["overall"]}, "")
+            + _probe_rows(p["by_k"], "k =")
+            + _probe_rows(
+                dict(sorted(p["by_len"].items(), key=lambda kv: int(kv[0].split("-")[0]))), "length"
+            )
+        )
+        seed = m["build"]["pretrain"]["seed"]
+        parts.append(
+            f"Base model (pretraining seed {seed}, {m['num_params'] / 1e6:.2f}M parameters): built in "
+            f"{m['build_cpu_seconds']:.0f} s CPU ({m['build_wall_seconds']:.0f} s wall on the shared machine); "
+            f"probe: {p['overall']['n']} samples at T=1 on held-out prompts.\n\n"
+            + Table(head, rows).markdown()
+        )
+    return Rendered(
+        "\n\n".join(parts), sources=[source_line(f"results/{EXP}/base_model.json", base.get("provenance"))]
+    )

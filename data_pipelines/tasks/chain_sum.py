@@ -1,0 +1,93 @@
+"""``chain_sum``: the sum of k single-digit numbers (``"3+5+2+7"`` -> ``"17"``), k = difficulty.
+
+The laptop *base* model's RL task. Its worked solution is a chain of local steps -- add the first
+two terms, copy the rest (``3+5+2+7=8+2+7=10+7=17``) -- each step a small fact next to the one
+before it, while a direct answer must sum all k terms in one token position, which a ~1M-parameter
+model cannot do reliably for large k. So more worked steps make a correct answer likelier: the
+setting in which an outcome reward alone can select longer responses (R1-Zero's curve).
+
+Rows use ``data_source="arithmetic"`` (its verifier reads the integer answer) and record ``terms``
+and ``k`` in ``extra_info``. :func:`peel` writes the worked chain; :func:`sft_response` the
+worked solution in the R1-Zero tag format. Not covered: multi-digit terms, subtraction.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from data_pipelines.tasks import TASKS
+from data_pipelines.tasks._common import make_row, resolve_template, task_rng
+
+
+def draw_terms(rng: random.Random, k: int, lo: int = 1, hi: int = 9) -> list[int]:
+    """``k`` terms uniform in ``[lo, hi]``."""
+    return [rng.randint(lo, hi) for _ in range(k)]
+
+
+def question(terms: list[int]) -> str:
+    """The question text.
+
+    >>> question([3, 5, 2])
+    '3+5+2'
+    """
+    return "+".join(map(str, terms))
+
+
+def peel(terms: list[int]) -> list[str]:
+    """The chain of expressions from the question to the sum, one addition per step.
+
+    >>> peel([3, 5, 2, 7])
+    ['3+5+2+7', '8+2+7', '10+7', '17']
+    """
+    out, rest = [question(terms)], list(terms)
+    while len(rest) > 1:
+        rest = [rest[0] + rest[1], *rest[2:]]
+        out.append(question(rest))
+    return out
+
+
+def sft_response(extra_info: dict[str, Any]) -> str:
+    """The worked solution in the R1-Zero format (a cold start on this task would train on it).
+
+    >>> sft_response({"terms": [3, 5, 2]})
+    '<think>3+5+2=8+2=10</think><answer>10</answer>'
+    """
+    terms = [int(t) for t in extra_info["terms"]]
+    return f"<think>{'='.join(peel(terms))}</think><answer>{sum(terms)}</answer>"
+
+
+@TASKS.register("chain_sum")
+def generate(
+    n: int,
+    seed: int,
+    split: str,
+    template: str = "plain",
+    ks: list[int] | None = None,
+    lo: int = 1,
+    hi: int = 9,
+) -> list[dict[str, Any]]:
+    """``n`` rows; each picks k uniformly from ``ks`` (default 2..8); deterministic in (seed, split, params)."""
+    ks = [int(k) for k in (ks or range(2, 9))]
+    if not ks or any(k < 2 or k > 16 for k in ks):
+        raise ValueError(f"[data] chain_sum ks must be a non-empty list of 2..16, got {ks}")
+    if not 0 <= lo <= hi <= 9:
+        raise ValueError(f"[data] chain_sum needs 0 <= lo ({lo}) <= hi ({hi}) <= 9 (single-digit terms)")
+    tpl = resolve_template(template, ("answer_tag",), "chain_sum")
+    rng = task_rng("chain_sum", seed, split)
+    rows = []
+    for i in range(n):
+        terms = draw_terms(rng, rng.choice(ks), lo, hi)
+        rows.append(
+            make_row(
+                data_source="arithmetic",
+                question=question(terms),
+                answer=str(sum(terms)),
+                ability="math",
+                split=split,
+                index=i,
+                template=tpl,
+                extra={"terms": terms, "k": len(terms), "digits": len(terms)},
+            )
+        )
+    return rows

@@ -1,0 +1,97 @@
+"""The laptop base model's pretraining: chunked update, cache key, a tiny end-to-end build."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import torch
+
+from core import model as models
+from core.compose import compose
+from recipes.local import pretrain
+from recipes.local.data import ensure_task_files
+
+TINY = [
+    "recipe=r1_zero",
+    "scale=laptop_base",
+    "local.task.train_n=200",
+    "local.task.val_n=32",
+    "local.pretrain.corpus.n=300",
+    "local.pretrain.steps=4",
+    "local.pretrain.batch_size=8",
+    "local.pretrain.probe_prompts=8",
+    "local.pretrain.probe_n=2",
+    "data.max_response_length=24",
+]
+
+
+def test_chunked_step_is_the_same_update() -> None:
+    """Rows sorted by length into micro-batches give the full batch's update (less padding)."""
+    tok = models.build_tokenizer("task_chars")
+    spec = models.ModelSpec(32, 1, 2, 1, 64, 64)
+    a = models.build_model(spec, tok, 0)
+    b = copy.deepcopy(a)
+    g = torch.Generator().manual_seed(0)
+    seqs = [
+        torch.randint(10, 60, (int(n),), generator=g).tolist()
+        for n in torch.randint(3, 30, (9,), generator=g)
+    ]
+    opt_a, opt_b = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (a, b))
+    la = pretrain.lm_step(a, tok.pad_token_id, seqs, opt_a, chunks=1)
+    lb = pretrain.lm_step(b, tok.pad_token_id, seqs, opt_b, chunks=4)
+    assert abs(la - lb) < 1e-5
+    diff = max((p - q).abs().max().item() for p, q in zip(a.parameters(), b.parameters(), strict=True))
+    assert 0 < diff < 1e-5 or diff == 0.0
+    assert any(
+        (p != q).any()
+        for p, q in zip(a.parameters(), models.build_model(spec, tok, 0).parameters(), strict=True)
+    )
+
+
+def test_cache_key_changes_with_settings_and_code(cache_dir, tmp_path, monkeypatch) -> None:
+    cfg = compose(TINY)
+    key = pretrain.build_meta(cfg)
+    assert key == pretrain.build_meta(compose(TINY))
+    assert key != pretrain.build_meta(compose([*TINY, "local.pretrain.seed=1"]))
+    src = tmp_path / "builder.py"
+    src.write_text("X = 1\n")
+    monkeypatch.setattr(pretrain, "CODE", (*pretrain.CODE, str(src)))
+    before = pretrain.build_meta(cfg)
+    src.write_text("X = 2\n")
+    assert pretrain.build_meta(cfg)["code"] != before["code"]
+
+
+def test_tiny_build_is_cached_and_reports_a_probe(cache_dir) -> None:
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    cfg = compose(TINY)
+    ensure_task_files(cfg)
+    logs: list[str] = []
+    path = pretrain.ensure_base_model(cfg, get_custom_reward_fn(cfg), logs.append)
+    meta = json.loads((Path(path) / "rlvr_meta.json").read_text())
+    assert meta["build"] == pretrain.build_meta(cfg)
+    assert meta["probe"]["overall"]["n"] == 16 and set(meta["probe"]["by_k"]) <= {str(k) for k in range(2, 8)}
+    assert meta["build_cpu_seconds"] > 0 and len(meta["loss_history"]) >= 1
+    stamp = (Path(path) / "config.json").stat().st_mtime_ns
+    assert pretrain.ensure_base_model(cfg, None, logs.append) == path  # cached: no rebuild
+    assert (Path(path) / "config.json").stat().st_mtime_ns == stamp
+
+
+def test_base_model_recipes_default_to_laptop_base_on_the_local_engine() -> None:
+    """Recipes measured from the base model (rlvr.laptop_scale) start from it; the others keep the cold
+    start; an explicit scale or a given checkpoint always wins."""
+    from recipes.run import prepare_config
+
+    for recipe, scale in (
+        ("r1_zero", "laptop_base"),
+        ("dapo", "laptop_base"),
+        ("drgrpo", "laptop_base"),
+        ("grpo", "laptop"),
+        ("orz_ppo", "laptop"),
+    ):
+        cfg = prepare_config([f"recipe={recipe}", "engine=local"])[0]
+        assert cfg.rlvr.scale == scale, recipe
+    assert prepare_config(["recipe=r1_zero", "engine=local", "scale=laptop"])[0].rlvr.scale == "laptop"
+    assert prepare_config(["recipe=r1_zero", "engine=local", "scale=laptop"])[0].local.pretrain is None
