@@ -9,7 +9,7 @@ Qwen2 (``local.model``), and train it on ``local.pretrain.steps`` random batches
 (:func:`lm_step`: mean next-token loss over every token after ``<|bos|>``; rows sorted by length
 into ``chunks`` micro-batches inside a step -- the same update with less padding), AdamW at a
 constant lr after warmup. Batches are drawn at random, never grouped by length: grouped batches
-(one difficulty per batch) learnt nothing in the same budget (docs/base_model_design.md).
+(one difficulty per batch) learnt nothing in the same budget (notebooks/base_model_design.md).
 Then :func:`recipes.local.probe.probe` samples it on held-out prompts and the result goes into
 ``rlvr_meta.json`` next to the build's CPU and wall time.
 
