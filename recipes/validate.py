@@ -26,7 +26,10 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from recipes import rules_local  # noqa: F401  (registers the local engine's refusals)
+from recipes import (
+    rules_local,  # noqa: F401  (registers the local engine's refusals)
+    rules_rm,  # noqa: F401  (registers the learned-reward and distillation rules)
+)
 from recipes.rules import check_rules
 from recipes.schema import project_errors, type_errors
 

@@ -15,7 +15,9 @@
   ``get_policy_loss_fn(loss_mode)``, ``agg_loss`` and ``kl_penalty`` on padded tensors.
 - :func:`rollout_vs_train`: veRL's rollout-vs-training log-prob metrics; :func:`optimizer`: AdamW
   with veRL's lr schedules, for the actor and the critic.
-Not covered: reward models (refused: ``recipes.rules_local``); the critic's value loss is in ``critic.py``.
+With ``reward.reward_model.enable`` a learned reward model's score replaces the verifier's
+(:mod:`recipes.local.rm_reward`; the verifier's ``acc`` stays the gold metric).
+Not covered: the critic's value loss (``critic.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from verl.utils.torch_functional import get_constant_schedule_with_warmup, get_c
 from core.data import Prompt
 from core.sampler import Rollout
 from core.sampling import grade
+from recipes.local import rm_reward
 from rewards.shaping import overlong_penalty
 
 
@@ -102,6 +105,8 @@ def score_rollout(
                 extra["overlong"].append(pen < 0)
         if lengths[i] > 0:
             scores[i, lengths[i] - 1] = score
+    if rm_reward.enabled(cfg):  # a learned reward replaces the verifier's score; acc stays the gold
+        scores, extra = rm_reward.rescore(cfg, tokenizer, prompts, rollout, n, texts, scores, dict(extra))
     return scores, dict(extra), texts
 
 

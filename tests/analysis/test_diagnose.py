@@ -32,6 +32,7 @@ def by_title(doc) -> dict[str, object]:
 
 def test_checklist_order_and_registry() -> None:
     import analysis.checks_curves  # noqa: F401
+    import analysis.checks_rm  # noqa: F401
 
     names = sorted(CHECKS.names(), key=lambda n: CHECKS.get(n).order)
     assert names == [
@@ -42,6 +43,7 @@ def test_checklist_order_and_registry() -> None:
         "length_vs_accuracy",
         "base_pass_at_k",
         "reward_hacking",
+        "proxy_gold",
     ]
 
 
