@@ -16,7 +16,7 @@ ARGS   ?=
 PYTEST_ARGS ?=
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
-        eval diagnose report sweep estimate pipeline docs results clean
+        eval diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -80,6 +80,22 @@ diagnose: setup ## RLVR diagnostic checklist for a run: make diagnose RUN=<run d
 report: setup ## Comparison report: make report RUNS="<dir> <dir>" | SWEEP=<multirun dir> [OUT=dir]
 	$(PY) -m analysis.report $(if $(RUNS),runs="[$(shell echo $(RUNS) | sed 's/ /,/g')]") $(if $(SWEEP),sweep=$(SWEEP)) $(if $(OUT),out=$(OUT)) $(ARGS)
 
+preflight: setup ## Pre-flight checks of a recipe: make preflight RECIPE=<name> [ENGINE=verl] [ARGS="gpu_memory_gb=80 ..."]
+	@# python -m recipes.preflight exits 0 pass, 1 warnings, 2 fail; make fails only on 2
+	$(PY) -m recipes.preflight recipe=$(RECIPE) $(if $(ENGINE),engine=$(ENGINE)) $(if $(RUN_DIR),run_dir=$(RUN_DIR)) $(ARGS) || [ $$? -eq 1 ]
+
+bench-preflight: setup ## Time each pre-flight check on a generated 100k-row dataset -> results/preflight/
+	$(PY) -m benchmarks.bench_preflight $(ARGS)
+
+rm-data: setup ## Label a policy's samples for reward models: make rm-data MODEL=<policy> DATA=<parquet|run dir> OUT=<dir> [ARGS="mc_k=8 ..."]
+	$(PY) -m data_pipelines.rm_data model=$(MODEL) data=$(DATA) out=$(OUT) $(ARGS)
+
+rm: setup ## Train a reward model: make rm KIND=orm|prm DATA=<rm-data dir> MODEL=<policy> [OUT=dir] [LABELS=rule|mc] [ARGS="dry_run=true"]
+	$(PY) -m recipes.rm_train kind=$(KIND) data=$(DATA) model=$(MODEL) out=$(or $(OUT),rm_$(KIND)) $(if $(LABELS),labels=$(LABELS)) $(ARGS)
+
+tts: setup ## Parallel-sampling scaling table: make tts MODEL=<policy> DATA=<parquet> RM="<orm dir> <prm dir>" [N=64] [OUT=dir]
+	$(PY) -m analysis.tts model=$(MODEL) data=$(DATA) rm=[$(shell echo $(RM) | sed 's/ /,/g')] $(if $(N),n=$(N)) $(if $(OUT),out=$(OUT)) $(ARGS)
+
 estimate: setup ## Generation vs SFT token budget and GPU-hours for a recipe: make estimate RECIPE=<name>
 	$(PY) -m analysis.estimate recipe=$(RECIPE) $(ARGS)
 
@@ -87,8 +103,7 @@ sweep: setup ## Ablation sweep as a Hydra multirun: make sweep SWEEP=<name> [REC
 	$(PY) -m recipes.sweep sweep=$(SWEEP) $(if $(filter command line,$(origin RECIPE)),recipe=$(RECIPE)) $(if $(SCALE),scale=$(SCALE)) $(ARGS)
 
 docs: setup ## Regenerate README.md's and docs/'s generated blocks and figures from results/ and conf/
-	$(PY) -m recipes.table write=true provenance=true > /dev/null
-	$(PY) -m analysis.docgen $(ARGS)
+	$(PY) -m benchmarks.docs $(ARGS)
 
 results: setup ## Re-run one experiment the docs cite into results/: make results NAME=<experiment> (NAME= lists them)
 	$(if $(filter bench_engine,$(NAME)),$(PIP) install -q "trl==1.16.0")

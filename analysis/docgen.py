@@ -16,9 +16,10 @@ installed matplotlib, so a figure is identified by the hash of the data it plots
 SVG's description: the check fails when that hash differs from the data's, not when matplotlib
 draws a pixel differently.
 
-``python -m analysis.docgen`` (``make docs``; a Hydra app, ``conf/command/docs.yaml``) rewrites the
-blocks and figures; ``check=true`` changes nothing and exits 1 listing every stale block or figure
-(a test runs it). Does not run experiments: a section
+:func:`generate` rewrites the blocks and figures, or with ``check`` changes nothing and lists every
+stale block or figure (a test runs it). The command is ``benchmarks.docs`` (``make docs``), which
+may import every package, so sections live next to what they render: ``analysis.docsections``,
+``analysis.ablations_doc``, ``benchmarks.doc_sections``. Does not run experiments: a section
 whose results are missing renders a line saying which command produces them.
 """
 
@@ -29,7 +30,6 @@ import io
 import json
 import os
 import re
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +40,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from omegaconf import DictConfig  # noqa: E402
 
-from core.cli import hydra_main  # noqa: E402
 from core.registry import Registry  # noqa: E402
 from core.results import REPO  # noqa: E402
 
@@ -155,23 +153,3 @@ def generate(check: bool = False, root: Path = REPO, only: Iterable[str] | None 
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_bytes(fig.svg())
     return stale
-
-
-def command(cfg: DictConfig) -> int:
-    """Regenerate (or check) the blocks; exit 1 in check mode when anything is stale."""
-    import analysis.docsections  # noqa: F401  (registers the sections; they import the heavier modules)
-
-    stale = generate(check=bool(cfg.check), only=list(cfg.sections) or None)
-    for s in stale:
-        print(("stale: " if cfg.check else "updated: ") + s)
-    if cfg.check and stale:
-        print("run `make docs` to regenerate", file=sys.stderr)
-        return 1
-    return 0
-
-
-main = hydra_main("command", "docs", command)
-
-
-if __name__ == "__main__":
-    main()

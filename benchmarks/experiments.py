@@ -35,6 +35,8 @@ EXPERIMENTS.add("bench_rewards", [*PY, "benchmarks.bench_rewards"])
 EXPERIMENTS.add("bench_engine", [*PY, "benchmarks.bench_engine"])
 EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
 EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
+for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/reward_models.md)
+    EXPERIMENTS.add(_name, [*PY, "benchmarks.rm_study", f"experiment={_name}"])
 
 
 def status() -> Table:

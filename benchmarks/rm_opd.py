@@ -54,7 +54,7 @@ def student_overrides(cfg: DictConfig, seed: int) -> list[str]:
 
 def teacher(cfg: DictConfig) -> Path:
     """The teacher: the laptop policy after the laptop GRPO recipe, as an HF checkpoint."""
-    from core import model as models
+    from core import model as models  # only the teacher build needs it
 
     o = cfg.opd.teacher
     work = workdir(cfg) / "opd"
@@ -91,8 +91,10 @@ def build_student(cfg: DictConfig, seed: int) -> Path:
     """The seed's student cold start (``recipes.local.coldstart``, cached by its build settings)."""
     from verl.trainer.ppo.reward import get_custom_reward_fn  # veRL: ~10 s, only building needs it
 
-    from recipes.compose import compose
-    from recipes.local.coldstart import ensure_model
+    from recipes.compose import compose  # deferred: the study's CLI starts without the engine
+    from recipes.local.coldstart import (
+        ensure_model,
+    )  # deferred: the engine loads only when a student is built
 
     c = compose(
         [
@@ -132,12 +134,12 @@ def rl_arm(cfg: DictConfig, arm: str, seed: int, teacher_dir: Path) -> Path:
 
 def sft_arm(cfg: DictConfig, seed: int, teacher_dir: Path, student: Path) -> Path:
     """SFT of the seed's student on the teacher's samples for the prompts the RL arms see."""
-    from core import model as models
-    from core.data import load_prompts
-    from core.sampling import LocalSampler, Settings, pass_rates
-    from recipes.local.data import PromptStream
-    from recipes.sft import sft_loop
-    from rewards import compute_score
+    from core import model as models  # deferred with the SFT arm's other imports (engine, sampler)
+    from core.data import load_prompts  # deferred with the SFT arm
+    from core.sampling import LocalSampler, Settings, pass_rates  # deferred with the SFT arm
+    from recipes.local.data import PromptStream  # deferred with the SFT arm
+    from recipes.sft import sft_loop  # deferred with the SFT arm
+    from rewards import compute_score  # deferred with the SFT arm
 
     out = workdir(cfg) / "opd" / f"sft-s{seed}"
     if (out / "summary.json").is_file():

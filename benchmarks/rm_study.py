@@ -55,7 +55,7 @@ def design(cfg: DictConfig, name: str) -> dict[str, Any]:
 
 def sh(cmd: list[str], logfile: Path) -> float:
     """Run ``cmd`` with its output in ``logfile``; returns the child's CPU seconds; raises on failure."""
-    import resource
+    import resource  # only sh() needs it
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with logfile.open("w") as fh:
@@ -70,9 +70,11 @@ def policy(cfg: DictConfig) -> Path:
     """The laptop policy checkpoint (the local engine's cold start, built on first use)."""
     from verl.trainer.ppo.reward import get_custom_reward_fn  # veRL: ~10 s, only building needs it
 
-    from recipes.compose import compose
-    from recipes.local.coldstart import ensure_model
-    from recipes.local.data import ensure_task_files
+    from recipes.compose import compose  # deferred: the study's CLI starts without the engine
+    from recipes.local.coldstart import (
+        ensure_model,
+    )  # deferred: the engine loads only when the policy is built
+    from recipes.local.data import ensure_task_files  # deferred with the engine
 
     c = compose(["recipe=grpo", "scale=laptop", *cfg.policy_overrides])
     ensure_task_files(c)
@@ -81,8 +83,8 @@ def policy(cfg: DictConfig) -> Path:
 
 def data_files(cfg: DictConfig) -> tuple[Path, Path]:
     """The laptop task's train and held-out parquet files (written on first use)."""
-    from recipes.compose import compose
-    from recipes.local.data import ensure_task_files
+    from recipes.compose import compose  # deferred: the study's CLI starts without the engine
+    from recipes.local.data import ensure_task_files  # deferred with the engine
 
     c = compose(["recipe=grpo", "scale=laptop", *cfg.policy_overrides])
     ensure_task_files(c)

@@ -2,8 +2,9 @@
 
 Does: locate ``conf/``, compose a config from overrides with Hydra's compose API (reusing an
 active Hydra context, e.g. inside a ``@hydra.main`` command), list the available options of a
-config group. Does not: validate (``recipes.validate``), diff configs (``recipes.compose``) or
-launch anything.
+config group; importing it registers the project's OmegaConf resolvers (:mod:`core.resolvers`),
+so every command, engine and test that composes has them. Does not: validate
+(``recipes.validate``), diff configs (``recipes.compose``) or launch anything.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.initialize import get_gh_backup, restore_gh_from_backup
 from omegaconf import DictConfig
+
+from core import resolvers  # noqa: F401  (registers ${rlvr.*} before anything composes)
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,15 @@ def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def chat_ids(tokenizer: Any, messages: list[dict[str, Any]]) -> list[int]:
-    """Token ids of ``messages`` under the tokenizer's chat template, with the generation prompt."""
+def chat_ids(
+    tokenizer: Any, messages: list[dict[str, Any]], chat_kwargs: Mapping[str, Any] | None = None
+) -> list[int]:
+    """Token ids of ``messages`` under the tokenizer's chat template, with the generation prompt
+    (``chat_kwargs``: veRL's ``data.apply_chat_template_kwargs``, e.g. ``enable_thinking``)."""
     msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
-    ids = tokenizer.apply_chat_template(msgs, tokenize=True, add_generation_prompt=True)
+    ids = tokenizer.apply_chat_template(
+        msgs, tokenize=True, add_generation_prompt=True, **(chat_kwargs or {})
+    )
     return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
 
 
@@ -60,13 +66,17 @@ def files_of(value: Any) -> list[str]:
 
 
 def load_prompts(
-    files: Any, tokenizer: Any, max_prompt_length: int, limit: int | None = None
+    files: Any,
+    tokenizer: Any,
+    max_prompt_length: int,
+    limit: int | None = None,
+    chat_kwargs: Mapping[str, Any] | None = None,
 ) -> list[Prompt]:
     """Read veRL parquet rows and tokenize their chat prompts (error if one exceeds the limit)."""
     out: list[Prompt] = []
     for f in files_of(files):
         for i, row in enumerate(read_rows(Path(f).expanduser())):
-            ids = chat_ids(tokenizer, row["prompt"])
+            ids = chat_ids(tokenizer, row["prompt"], chat_kwargs)
             if len(ids) > max_prompt_length:
                 raise ValueError(
                     f"[data] data.max_prompt_length ({max_prompt_length}) < {len(ids)} tokens for row {i} "

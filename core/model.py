@@ -13,7 +13,8 @@
 - :func:`build_model` / :func:`build_checkpoint`: a random-init ``Qwen2ForCausalLM`` for a spec
   and tokenizer, deterministic in ``seed``; :func:`load` / :func:`save`: any HF causal-LM
   checkpoint directory (``AutoModelForCausalLM``, tokenizer through veRL's ``hf_tokenizer``),
-  optionally with the weights of a local-engine training state on top (:func:`load_state`).
+  optionally with the weights of a local-engine training state on top (:func:`load_state`);
+  :func:`load_tokenizer`: a checkpoint's tokenizer as veRL builds it.
 Not covered: downloading from the hub, non-causal models, quantised or sharded loading.
 """
 
@@ -217,19 +218,45 @@ def build_checkpoint(
     return path
 
 
-def load(path: str | Path, state_file: str | Path | None = None) -> tuple[torch.nn.Module, Any]:
-    """Any HF causal-LM directory as (fp32 model in eval mode, tokenizer padding on the left).
-
-    The tokenizer comes through veRL's ``hf_tokenizer`` (a missing pad token becomes EOS). With
-    ``state_file`` the ``"model"`` weights of a local-engine training state replace the saved ones.
-    """
-    import torch  # ~3 s: see build_model
-    from transformers import AutoModelForCausalLM  # ~2 s, with torch
+def load_tokenizer(path: str | Path, chat_template: str | None = None) -> Any:
+    """A checkpoint's tokenizer as veRL builds it (``hf_tokenizer``: a missing pad token becomes EOS;
+    ``chat_template`` replaces the saved one, as ``actor_rollout_ref.model.custom_chat_template``
+    does), padding on the left."""
     from verl.utils import hf_tokenizer  # ~10 s (veRL): only loading needs it
 
     tokenizer = hf_tokenizer(str(path))
+    if chat_template:
+        tokenizer.chat_template = chat_template
     tokenizer.padding_side = "left"
-    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32, attn_implementation="sdpa")
+    return tokenizer
+
+
+def load(
+    path: str | Path,
+    state_file: str | Path | None = None,
+    tokenizer_path: str | Path | None = None,
+    chat_template: str | None = None,
+) -> tuple[torch.nn.Module, Any]:
+    """Any HF causal-LM directory as (fp32 model in eval mode, tokenizer padding on the left).
+
+    The tokenizer (from ``tokenizer_path``, default ``path``) comes through :func:`load_tokenizer`.
+    Attention runs with SDPA, or the architecture's eager attention when it has no SDPA kernel.
+    With ``state_file`` the ``"model"`` weights of a local-engine training state replace the saved ones.
+    """
+    import torch  # ~3 s: see build_model
+    from transformers import AutoModelForCausalLM  # ~2 s, with torch
+
+    tokenizer = load_tokenizer(tokenizer_path or path, chat_template)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            str(path), dtype=torch.float32, attn_implementation="sdpa"
+        )
+    except ValueError as e:  # transformers refuses SDPA for architectures without it
+        if "sdpa" not in str(e).lower():
+            raise
+        model = AutoModelForCausalLM.from_pretrained(
+            str(path), dtype=torch.float32, attn_implementation="eager"
+        )
     if state_file:
         load_state(model, state_file)
     return model.eval(), tokenizer

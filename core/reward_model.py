@@ -88,7 +88,7 @@ def build(base: str | Path, kind: str, seed: int = 0) -> RewardModel:
 
 def save(rm: RewardModel, path: str | Path) -> Path:
     """Write the HF checkpoint directory and ``rlvr_rm.json`` (atomically: a temp dir, then rename)."""
-    import shutil
+    import shutil  # only save() needs it
 
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")

@@ -168,7 +168,9 @@ def response_logprobs(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-token log-probs (B, R) of ``responses`` (and entropy if asked) under ``model``.
 
-    The LM head runs only on the R positions that predict response tokens. With ``group=n``
+    The LM head runs only on the R positions that predict response tokens (the causal LM's own
+    forward with ``logits_to_keep``, so any HF causal LM works, whatever its module names and
+    whatever it does after the head, e.g. logit soft-capping). With ``group=n``
     (rows ``i*n .. i*n+n-1`` share one prompt) the prompt is encoded once per group and its KV
     cache repeated for the n responses, with gradients flowing through the shared prompt.
     Logits are divided by ``temperature`` as veRL's actor does.
@@ -179,26 +181,35 @@ def response_logprobs(
     if group > 1:
         pm = prompt_mask[::group]
         pos_p = (pm.cumsum(-1) - 1).clamp(min=0)
-        out = model.model(input_ids=prompts[::group], attention_mask=pm, position_ids=pos_p, use_cache=True)
+        out = model(
+            input_ids=prompts[::group],
+            attention_mask=pm,
+            position_ids=pos_p,
+            use_cache=True,
+            logits_to_keep=1,
+        )
         cache = out.past_key_values
         cache.batch_repeat_interleave(group)
         pos_r = pos_p[:, -1:].repeat_interleave(group, dim=0) + 1 + torch.arange(R)[None]
-        h_r = model.model(
+        logits_r = model(
             input_ids=responses,
             attention_mask=attn,
             position_ids=pos_r,
             past_key_values=cache,
             use_cache=True,
-        ).last_hidden_state
-        hidden = torch.cat(
-            [out.last_hidden_state[:, -1:].repeat_interleave(group, dim=0), h_r[:, :-1]], dim=1
-        )
+            logits_to_keep=torch.arange(R - 1),
+        ).logits
+        logits = torch.cat([out.logits.repeat_interleave(group, dim=0), logits_r], dim=1)
     else:
         ids = torch.cat([prompts, responses], dim=1)
         pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        hidden = model.model(input_ids=ids, attention_mask=attn, position_ids=pos).last_hidden_state
-        hidden = hidden[:, P - 1 : P + R - 1]
-    logits = model.lm_head(hidden).float()
+        logits = model(
+            input_ids=ids,
+            attention_mask=attn,
+            position_ids=pos,
+            logits_to_keep=torch.arange(P - 1, P + R - 1),
+        ).logits
+    logits = logits.float()
     if temperature and temperature != 1.0:
         logits = logits / temperature
     logp = torch.log_softmax(logits, dim=-1)

@@ -26,7 +26,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 #: Top-level keys that belong to this project, not to veRL.
-PROJECT_KEYS = ("rlvr", "engine", "dry_run", "run_dir", "local", "hydra")
+PROJECT_KEYS = ("rlvr", "engine", "dry_run", "run_dir", "local", "hydra", "preflight")
 
 
 class EngineUnavailable(RuntimeError):
@@ -117,13 +117,18 @@ def prepare(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
     return cmds
 
 
-def launch(run_dir: Path) -> int:
-    """Run ``run_dir/launch.sh``; raise ``EngineUnavailable`` on a machine without CUDA GPUs."""
+def require_gpus() -> None:
+    """Raise ``EngineUnavailable`` on a machine without CUDA GPUs."""
     if cuda_gpus() == 0:
         raise EngineUnavailable(
             "engine=verl needs CUDA GPUs and none is visible here (veRL 0.9.1's trainer has no CPU path: "
             "Ray resource pools demand GPUs and the rollout needs vLLM/SGLang). Use engine=local to run "
-            f"this recipe in miniature on the CPU, or launch {run_dir / 'launch.sh'} on a GPU machine."
+            "this recipe in miniature on the CPU, or dry_run=true to write its launch.sh for a GPU machine."
         )
+
+
+def launch(run_dir: Path) -> int:
+    """Run ``run_dir/launch.sh``; raise ``EngineUnavailable`` on a machine without CUDA GPUs."""
+    require_gpus()
     env = dict(os.environ)
     return subprocess.call(["bash", str(run_dir / "launch.sh")], env=env)

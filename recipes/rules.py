@@ -211,6 +211,20 @@ def numeric_domains(cfg: DictConfig) -> list[str]:
     return errs
 
 
+#: ``data.truncation`` values veRL's ``torch_functional.postprocess_data`` implements.
+TRUNCATIONS = ("error", "left", "right", "middle")
+
+
+@rule("truncation")
+def truncation(cfg: DictConfig) -> list[str]:
+    v = sel(cfg, "data.truncation")
+    if v is None or v in TRUNCATIONS:
+        return []
+    return [
+        f"[data.truncation] {v!r} is not a truncation veRL implements; fix: one of {', '.join(TRUNCATIONS)}"
+    ]
+
+
 @rule("filter_metric")
 def filter_metric(cfg: DictConfig) -> list[str]:
     metric = sel(cfg, "algorithm.filter_groups.metric")
@@ -339,33 +353,32 @@ def aggregation(cfg: DictConfig) -> list[str]:
 
 @rule("batch_sizes")
 def batch_sizes(cfg: DictConfig) -> list[str]:
-    tb, mb = cfg.data.train_batch_size, cfg.actor_rollout_ref.actor.ppo_mini_batch_size
+    """Mini-batches (actor; critic when GAE trains one) divide the batch; a generation batch is positive."""
+    tb = cfg.data.train_batch_size
     if not isinstance(tb, int) or tb <= 0:
         return [f"[data.train_batch_size] {tb!r} must be a positive number of prompts"]
-    if not isinstance(mb, int) or mb <= 0 or mb > tb or tb % mb:
-        return [
-            f"[actor_rollout_ref.actor.ppo_mini_batch_size] {mb!r} prompts must divide "
-            f"data.train_batch_size ({tb}); fix: a divisor of {tb}"
-        ]
-    return []
+    keys = ["actor_rollout_ref.actor.ppo_mini_batch_size"]
+    if cfg.algorithm.adv_estimator == "gae":
+        keys.append("critic.ppo_mini_batch_size")
+    errs = [
+        f"[{key}] {mb!r} prompts must divide data.train_batch_size ({tb}); fix: a divisor of {tb}, "
+        f"e.g. ${{rlvr.div:${{data.train_batch_size}},<updates per rollout>}}"
+        for key in keys
+        if not isinstance(mb := sel(cfg, key), int) or mb <= 0 or mb > tb or tb % mb
+    ]
+    gb = cfg.data.get("gen_batch_size")
+    if gb is not None and (not isinstance(gb, int) or gb <= 0):
+        errs.append(
+            f"[data.gen_batch_size] {gb!r} must be a positive number of prompts per generation batch; "
+            "fix: null (= data.train_batch_size) or a relation, e.g. ${rlvr.mul:${data.train_batch_size},3}"
+        )
+    return errs
 
 
 @rule("critic")
 def critic(cfg: DictConfig) -> list[str]:
     if cfg.algorithm.adv_estimator == "gae" and cfg.critic.get("enable") is False:
         return ["[critic.enable] adv_estimator=gae needs a critic; fix: critic.enable=null or adv=grpo"]
-    return []
-
-
-@rule("reward_weights")
-def reward_weights(cfg: DictConfig) -> list[str]:
-    kw = cfg.reward.custom_reward_function.get("reward_kwargs") or {}
-    fw = kw.get("format_weight", 0.0)
-    if not is_number(fw) or not 0 <= fw <= 0.5:
-        return [
-            f"[reward.custom_reward_function.reward_kwargs.format_weight] {fw!r}: the format reward must "
-            "stay well below accuracy (1.0); fix: a value in [0, 0.5], e.g. 0.1"
-        ]
     return []
 
 

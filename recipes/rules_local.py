@@ -26,6 +26,10 @@ LOSS_REFUSED = {
     "bypass_mode": "needs rollout-correction log-probs from a separate rollout engine",
     "reinforce": "needs rollout-correction weights",
 }
+#: Keys of ``optim.override_optimizer_config`` the engine passes to torch's AdamW (veRL's
+#: ``build_optimizer`` updates the optimizer's arguments with the whole mapping, after lr,
+#: weight_decay and betas, so these three are the ones that mean the same on both engines).
+OPTIMIZER_OVERRIDES = ("eps", "betas", "weight_decay")
 #: The reward managers the engine implements (naive: the score; dapo: + the overlong penalty).
 REWARD_MANAGERS = ("naive", "dapo")
 
@@ -66,30 +70,43 @@ SETTINGS: list[tuple[str, Callable[[Any], bool], str, str]] = [
         "only needed by optimal-token-baseline estimators",
         "set it to false",
     ),
-    (
-        "actor_rollout_ref.actor.optim.optimizer",
-        lambda v: v in (None, "AdamW", "Adam"),
-        "only torch AdamW/Adam are implemented",
-        "AdamW",
+    *(
+        row
+        for role in ("actor_rollout_ref.actor", "critic")
+        for row in (
+            (
+                f"{role}.optim.optimizer",
+                lambda v: v in (None, "AdamW", "Adam"),
+                "only torch AdamW/Adam are implemented",
+                "AdamW",
+            ),
+            (
+                f"{role}.optim.optimizer_impl",
+                lambda v: v in (None, "torch.optim"),
+                "only torch.optim optimizers are implemented",
+                "torch.optim",
+            ),
+            (
+                f"{role}.optim.override_optimizer_config",
+                lambda v: v is None or set(v) <= set(OPTIMIZER_OVERRIDES),
+                f"only {', '.join(OPTIMIZER_OVERRIDES)} are passed to the optimizer locally",
+                f"keep {{{', '.join(f'{k}: ...' for k in OPTIMIZER_OVERRIDES)}}} only, or null",
+            ),
+            (
+                f"{role}.optim.lr_scheduler_type",
+                lambda v: v in (None, "constant", "cosine"),
+                "veRL's FSDP engine supports constant and cosine",
+                "one of those",
+            ),
+            (
+                f"{role}.optim.warmup_style",
+                _null,
+                "deprecated in veRL",
+                f"use {role}.optim.lr_scheduler_type",
+            ),
+        )
     ),
-    (
-        "actor_rollout_ref.actor.optim.override_optimizer_config",
-        _null,
-        "not implemented locally",
-        "set it to null",
-    ),
-    (
-        "actor_rollout_ref.actor.optim.lr_scheduler_type",
-        lambda v: v in (None, "constant", "cosine"),
-        "veRL's FSDP engine supports constant and cosine",
-        "one of those",
-    ),
-    (
-        "actor_rollout_ref.actor.optim.warmup_style",
-        _null,
-        "deprecated in veRL",
-        "use actor_rollout_ref.actor.optim.lr_scheduler_type",
-    ),
+    ("critic.shuffle", _off, "mini-batch shuffling is not implemented locally", "set it to false"),
     ("actor_rollout_ref.model.lora_rank", _off, "LoRA is not implemented locally", "set it to 0"),
     (
         "actor_rollout_ref.rollout.do_sample",

@@ -36,7 +36,9 @@ LEARNED_FN = "pkg://recipes.learned_reward"
 def _vocab_of_dir(path: str) -> str | None:
     from verl.utils import hf_tokenizer  # veRL: ~10 s, loaded by validation anyway
 
-    from core.reward_model import vocab_fingerprint
+    from core.reward_model import (
+        vocab_fingerprint,
+    )  # deferred: transformers only when a vocabulary is compared
 
     try:
         return vocab_fingerprint(hf_tokenizer(path))
@@ -50,8 +52,8 @@ def policy_vocab(cfg: DictConfig) -> str | None:
     if (path / "config.json").is_file():
         return _vocab_of_dir(str(path))
     if sel(cfg, "engine.name") == "local" and sel(cfg, "local.task") is not None:
-        from core.model import build_tokenizer
-        from core.reward_model import vocab_fingerprint
+        from core.model import build_tokenizer  # deferred: tokenizers only for the laptop cold start
+        from core.reward_model import vocab_fingerprint  # deferred with build_tokenizer
 
         return vocab_fingerprint(build_tokenizer("char"))  # what the cold start builds
     return None
@@ -103,7 +105,7 @@ def reward_model(cfg: DictConfig) -> list[str]:
         return errs
     info = json.loads((local / "rlvr_rm.json").read_text())
     if info.get("kind") == "prm" and info.get("step_format"):
-        from data_pipelines.steps import STEP_FORMATS
+        from data_pipelines.steps import STEP_FORMATS  # only a PRM's step format needs it
 
         if info["step_format"] not in STEP_FORMATS:
             errs.append(

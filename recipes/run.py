@@ -21,12 +21,13 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from recipes.compose import check_choice, compose, diff, options
-from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, verl_config
+from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, require_gpus, verl_config
 from recipes.manifest import write_manifest
 from recipes.validate import ConfigError, validate
 
 #: Overrides that do not change what a run computes (left out of the run-directory hash).
 _NO_HASH = ("run_dir", "dry_run")
+MODEL_PATH = "actor_rollout_ref.model.path"
 
 
 def log(msg: str) -> None:
@@ -44,6 +45,24 @@ def resolve_engine(name: str) -> str:
 
 def _key(ov: str) -> str:
     return ov.split("=", 1)[0].lstrip("+~")
+
+
+def given_model(overrides: list[str]) -> str | None:
+    """The ``actor_rollout_ref.model.path=...`` given on the command line (the last one), if any."""
+    given = [o.split("=", 1)[1] for o in overrides if _key(o) == MODEL_PATH]
+    return given[-1] if given else None
+
+
+def _local_model_error(overrides: list[str]) -> str | None:
+    """engine=local runs a command-line model path as is: it must be a checkpoint directory."""
+    given = given_model(overrides)
+    if given is None or (Path(given).expanduser() / "config.json").is_file():
+        return None
+    return (
+        f"[{MODEL_PATH}] {given} is not a checkpoint directory (no config.json); engine=local runs a given "
+        "checkpoint as is. Fix: point it at a save_pretrained directory on disk, or leave it unset to "
+        "build the laptop model."
+    )
 
 
 def default_run_dir(cfg: DictConfig, overrides: list[str], engine: str) -> Path:
@@ -70,9 +89,15 @@ def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], 
     cfg = compose([o for o in overrides if not _key(o).startswith("local.")])
     engine = resolve_engine(cfg.engine.name)
     if engine == "local" and not any(_key(o) == "scale" for o in overrides):
+        given = given_model(overrides)
+        model = (
+            f"the checkpoint {given} as is, with its own tokenizer and chat template"
+            if given
+            else "a ~1M-parameter model built locally"
+        )
         log(
-            "[scale] engine=local and no scale given: using scale=laptop (a ~1M-parameter model on the "
-            "embedded arithmetic task; the recipe's algorithmic settings are kept). Pass scale=... to change."
+            f"[scale] engine=local and no scale given: using scale=laptop ({model}, on the embedded "
+            "arithmetic task; the recipe's algorithmic settings are kept). Pass scale=... to change."
         )
         overrides = [*overrides, "scale=laptop"]
     cfg = compose(overrides)
@@ -106,12 +131,18 @@ def run(overrides: list[str]) -> int:
             log(f"    {key}: {before} -> {after}")
     try:
         validate(cfg, engine)
-    except (ConfigError, ValueError) as e:
+        if engine == "local" and not cfg.dry_run and (err := _local_model_error(overrides)):
+            raise ValueError(err)
+        if engine == "verl" and not cfg.dry_run:
+            require_gpus()
+    except (ConfigError, ValueError, EngineUnavailable) as e:
         log(f"error: {e}\nnothing was launched.")
         return 2
     run_dir.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     if engine == "verl":
+        if cfg.get("preflight", True) and not _preflight_passes(cfg, run_dir):
+            return 2
         cmds = prepare(cfg, run_dir)
     else:
         cmds = [[sys.executable, "-m", "recipes.run", *overrides, f"run_dir={run_dir}", "engine=local"]]
@@ -142,6 +173,26 @@ def run(overrides: list[str]) -> int:
     summary = _local().run_local(cfg, run_dir)
     log(_format_summary(summary))
     return 0
+
+
+def _preflight_passes(cfg: DictConfig, run_dir: Path) -> bool:
+    """Run the pre-flight checks (report on stderr and in preflight.json); False stops a launch."""
+    from recipes.preflight import preflight  # pulls torch and the verifiers: only veRL launches need it
+
+    report = preflight(cfg, "verl", run_dir=run_dir)
+    log(report.format())
+    if report.exit_code < 2:
+        return True
+    if cfg.dry_run:
+        log(
+            f"[preflight] failed (see above, {run_dir / 'preflight.json'}): a launch would be refused; dry run goes on."
+        )
+        return True
+    log(
+        f"error: pre-flight failed (see above, {run_dir / 'preflight.json'}): nothing was launched and no launch.sh "
+        "was written. Fix the findings, or skip the checks with preflight=false."
+    )
+    return False
 
 
 def _local():

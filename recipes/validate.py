@@ -2,11 +2,14 @@
 
 :func:`validate` runs once per launch (``recipes.run``) and collects every error instead of
 stopping at the first:
+0. every interpolation resolves (a relation such as ``${rlvr.div:${data.train_batch_size},16}``
+   fails by its full key when the batch is not a multiple);
 1. the project's schemas: ``rlvr.*`` and ``local.*`` against :mod:`recipes.schema` (unknown
    keys by name, missing keys, types), and every veRL value against its dataclass field type;
 2. every rule of :data:`recipes.rules.RULES` registered for the engine: value domains,
-   cross-field rules, registry lookups, and on ``engine=local`` the engine's refusals
-   (:mod:`recipes.rules_local`);
+   cross-field rules, registry lookups (:mod:`recipes.rules`), a loss variant's clip range
+   (:mod:`recipes.rules_loss`), the reward function's options (:mod:`recipes.rules_reward`), and
+   on ``engine=local`` the engine's refusals (:mod:`recipes.rules_local`);
 3. veRL's own checks: ``verl.utils.config.validate_config`` (what ``main_ppo`` runs) and
    ``omega_conf_to_dataclass`` on ``algorithm``, the actor and the rollout (not the critic: its
    model config is read from the model files at init, which a dry run may not have), and loading
@@ -24,12 +27,10 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
+from omegaconf.errors import InterpolationResolutionError, MissingMandatoryValue
 
-from recipes import (
-    rules_local,  # noqa: F401  (registers the local engine's refusals)
-    rules_rm,  # noqa: F401  (registers the learned-reward and distillation rules)
-)
+from recipes import rules_local, rules_loss, rules_reward, rules_rm  # noqa: F401  (register their rules)
 from recipes.rules import check_rules
 from recipes.schema import project_errors, type_errors
 
@@ -91,14 +92,33 @@ def _reward_function(cfg: DictConfig) -> list[str]:
     return []
 
 
+def resolution_errors(node: DictConfig | ListConfig, prefix: str = "") -> list[str]:
+    """``[full.key] why`` for every value whose interpolation does not resolve (``???`` is skipped)."""
+    errs: list[str] = []
+    keys = node.keys() if isinstance(node, DictConfig) else range(len(node))
+    for key in keys:
+        full = f"{prefix}.{key}" if prefix else str(key)
+        try:
+            value = node[key]
+        except MissingMandatoryValue:
+            continue
+        except InterpolationResolutionError as e:
+            why = str(e).splitlines()[0].split("while resolving interpolation: ", 1)[-1]
+            errs.append(f"[{full}] {why}")
+            continue
+        if isinstance(value, (DictConfig, ListConfig)):
+            errs += resolution_errors(value, full)
+    return errs
+
+
 def validate(cfg: DictConfig, engine: str = "verl") -> None:
     """Raise ``ConfigError`` listing every problem in ``cfg``; return quietly when it is launchable.
 
     ``engine`` is ``"verl"`` (GPU world sizes are checked as configured) or ``"local"`` (sizes are
     checked as for one device, and the local engine's refusals apply).
     """
-    errs = project_errors(cfg) + type_errors(cfg)
-    if not errs:  # rules read typed values; a type error would only make them repeat it
+    errs = resolution_errors(cfg) + project_errors(cfg) + type_errors(cfg)
+    if not errs:  # rules read resolved, typed values; a broken one would only make them repeat it
         errs = check_rules(cfg, engine)
     if not errs:
         errs = _verl_checks(cfg, engine) + _reward_function(cfg)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import analysis.docsections  # noqa: F401  (registers every section)
+import analysis.docsections  # noqa: F401  (registers its sections)
+import benchmarks.doc_sections  # noqa: F401  (registers its sections)
 from analysis import docgen
 from benchmarks.experiments import EXPERIMENTS
 

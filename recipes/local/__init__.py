@@ -3,9 +3,18 @@
 Entry point (called by ``recipes/run.py`` after :func:`recipes.validate.validate`, which also
 applies the engine's refusals, :mod:`recipes.rules_local`):
 
-- :func:`run_local` -- set up (data files, laptop model + cold-start SFT, both cached), run the RL
-  loop of :mod:`recipes.local.trainer` with held-out evaluations, checkpoints and resume, and
-  return a summary (start/end held-out accuracy, steps, minutes, run dir).
+- :func:`run_local` -- set up (data files, the model), run the RL loop of
+  :mod:`recipes.local.trainer` with held-out evaluations, checkpoints and resume, and return a
+  summary (start/end held-out accuracy, steps, minutes, run dir).
+- :func:`given_checkpoint` -- where the model comes from. ``actor_rollout_ref.model.path`` naming
+  a checkpoint directory on disk (``config.json``; any ``AutoModelForCausalLM`` architecture) that
+  the cold start did not build is **used as is**: no cold start, its own tokenizer (veRL's
+  ``hf_tokenizer``; ``actor_rollout_ref.model.tokenizer_path`` / ``custom_chat_template`` honoured)
+  and its own chat template applied to the prompt messages with the generation prompt and
+  ``data.apply_chat_template_kwargs``, as veRL's agent loop does. Otherwise the path is the laptop
+  model's cache: a Qwen2 + character tokenizer built and cold-started on first use
+  (:mod:`recipes.local.coldstart`). ``trainer.total_training_steps=2`` on a given checkpoint is the
+  quickest check that a recipe, a reward function and a chat template work together on CPU.
 
 Advantages, policy losses, loss aggregation, KL estimators, the lr schedule, training and
 validation metrics and the metrics logger are veRL's own functions; this package only adds the
@@ -25,22 +34,66 @@ from omegaconf import DictConfig
 from verl.trainer.ppo.reward import get_custom_reward_fn
 
 from core import model as models
-from core.data import load_prompts
-from recipes.local.coldstart import ensure_model
-from recipes.local.data import ensure_task_files
+from recipes.local.coldstart import BUILDER, ensure_model
+from recipes.local.data import ensure_task_files, load_split
 from recipes.local.track import dump_generations, make_tracker, progress
 from recipes.local.trainer import Engine
 from recipes.schema import local_config
 
-__all__ = ["run_local"]
+__all__ = ["given_checkpoint", "run_local"]
 
 
 def _say(msg: str) -> None:
     print(msg, flush=True)
 
 
+def given_checkpoint(cfg: DictConfig) -> Path | None:
+    """``actor_rollout_ref.model.path`` if it is a checkpoint to use as is, else None (the cold start's).
+
+    A directory with ``config.json`` is used as is unless its ``rlvr_meta.json`` records a cold-start
+    build (those are the cold start's cache, rebuilt when ``local.*`` changes).
+    """
+    path = Path(str(cfg.actor_rollout_ref.model.path)).expanduser()
+    if not (path / "config.json").is_file():
+        return None
+    meta = path / "rlvr_meta.json"
+    try:
+        build = json.loads(meta.read_text()).get("build") if meta.is_file() else None
+    except ValueError:
+        build = None
+    return None if isinstance(build, dict) and build.get("builder") == BUILDER else path
+
+
+def _load_given(cfg: DictConfig, path: Path) -> tuple[torch.nn.Module, Any]:
+    """The checkpoint and its tokenizer as veRL would build them; refuses a tokenizer without a chat template."""
+    m = cfg.actor_rollout_ref.model
+    model, tok = models.load(
+        path, tokenizer_path=m.get("tokenizer_path"), chat_template=m.get("custom_chat_template")
+    )
+    if not getattr(tok, "chat_template", None):
+        raise ValueError(
+            f"[actor_rollout_ref.model.path] the tokenizer at {path} has no chat template, and veRL's agent "
+            "loop applies one to every prompt (fix: save one with the tokenizer, or set "
+            "actor_rollout_ref.model.custom_chat_template)"
+        )
+    stops = getattr(model.generation_config, "eos_token_id", None)
+    stops = [stops] if isinstance(stops, int) else list(stops or [])
+    if any(s != tok.eos_token_id for s in stops):
+        _say(
+            f"[local] note: generation_config.json stops at token ids {stops}; the local engine stops only at "
+            f"the tokenizer's EOS {tok.eos_token!r} (id {tok.eos_token_id})"
+        )
+    _say(
+        f"[local] checkpoint {path} used as is (no cold start): {type(model).__name__}, "
+        f"{models.num_params(model) / 1e6:.2f}M params, its tokenizer ({len(tok)} tokens, EOS {tok.eos_token!r}, "
+        f"pad {tok.pad_token!r}) and chat template"
+    )
+    return model, tok
+
+
 def _setup(cfg: DictConfig) -> tuple[Engine, Path, float]:
-    """Data files, cold start and the engine; returns (engine, model path, setup seconds)."""
+    """Data files, the model (a given checkpoint or the cold start) and the engine; returns (engine, model
+    path, setup seconds)."""
     local = local_config(cfg)
     torch.set_num_threads(local.threads)
     seed = int(cfg.rlvr.seed)
@@ -51,12 +104,15 @@ def _setup(cfg: DictConfig) -> tuple[Engine, Path, float]:
         from verl.utils.reward_score import default_compute_score as reward_fn  # only without a custom one
     ensure_task_files(cfg)
     t0 = time.time()
-    path = ensure_model(cfg, reward_fn, _say)
+    path = given_checkpoint(cfg)
+    if path is None:
+        path = ensure_model(cfg, reward_fn, _say)
+        model, tok = models.load(path)
+    else:
+        model, tok = _load_given(cfg, path)
     t_setup = time.time() - t0
-    model, tok = models.load(path)
-    max_p = int(cfg.data.max_prompt_length)
-    train = load_prompts(cfg.data.train_files, tok, max_p)
-    val = load_prompts(cfg.data.val_files, tok, max_p, limit=local.eval_samples)
+    train = load_split(cfg, "train_files", tok)
+    val = load_split(cfg, "val_files", tok, limit=local.eval_samples)
     return Engine(cfg, model, tok, reward_fn, train, val), path, t_setup
 
 

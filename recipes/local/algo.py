@@ -13,8 +13,10 @@
   ``algorithm.use_kl_in_reward``.
 - :func:`policy_loss`: veRL's ``workers/utils/losses.ppo_loss`` steps with the registered
   ``get_policy_loss_fn(loss_mode)``, ``agg_loss`` and ``kl_penalty`` on padded tensors.
-- :func:`rollout_vs_train`: veRL's rollout-vs-training log-prob metrics; :func:`optimizer`: AdamW
-  with veRL's lr schedules, for the actor and the critic.
+- :func:`rollout_vs_train`: veRL's rollout-vs-training log-prob metrics; :func:`optimizer`: veRL's
+  own ``build_optimizer`` (torch AdamW from lr, weight_decay, betas, then
+  ``optim.override_optimizer_config``, e.g. CISPO's ``{eps: 1e-15}``) with veRL's lr schedules,
+  for the actor and the critic.
 With ``reward.reward_model.enable`` a learned reward model's score replaces the verifier's
 (:mod:`recipes.local.rm_reward`; the verifier's ``acc`` stays the gold metric).
 Not covered: the critic's value loss (``critic.py``).
@@ -34,6 +36,7 @@ from verl.trainer.ppo.ray_trainer import apply_kl_penalty, compute_advantage
 from verl.utils.config import omega_conf_to_dataclass
 from verl.utils.debug.metrics import calculate_debug_metrics
 from verl.utils.torch_functional import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
+from verl.workers.config.optimizer import build_optimizer
 
 from core.data import Prompt
 from core.sampler import Rollout
@@ -43,8 +46,12 @@ from rewards.shaping import overlong_penalty
 
 
 def optimizer(params: Any, o: DictConfig, total_steps: int) -> tuple[torch.optim.Optimizer, Any]:
-    """AdamW and veRL's lr schedule (constant or cosine, with warmup) from an ``optim`` section."""
-    opt = torch.optim.AdamW(params, lr=float(o.lr), betas=tuple(o.betas), weight_decay=float(o.weight_decay))
+    """veRL's optimizer and lr schedule (constant or cosine, with warmup) from an ``optim`` section.
+
+    The optimizer is built by veRL's ``build_optimizer`` from the section as veRL's dataclass
+    (``FSDPOptimizerConfig``), so ``override_optimizer_config`` reaches torch exactly as on GPUs.
+    """
+    opt = build_optimizer(params, omega_conf_to_dataclass(o))
     warm = int(o.lr_warmup_steps)
     if warm <= 0:
         warm = int(float(o.lr_warmup_steps_ratio) * total_steps)

@@ -6,8 +6,13 @@ pretrained backbone); the value of response token ``t`` is read at the position 
 (the same alignment as veRL's ``no_padding_2_padding``). Values are computed before the update,
 GAE runs through veRL's ``compute_advantage``, and the critic is trained with veRL's
 ``core_algos.compute_value_loss`` (clipped, ``critic.cliprange_value``, ``critic.loss_agg_mode``)
-on ``critic.ppo_mini_batch_size`` x ``critic.ppo_epochs`` mini-batches, AdamW from ``critic.optim``
-with grad clip ``critic.grad_clip``. Not covered: critic LoRA, separate critic tokenizers.
+in ``critic.ppo_epochs`` passes over ``train_batch_size / critic.ppo_mini_batch_size`` mini-batches
+of whole groups (ORZ: 16 critic updates per rollout against the actor's one), each one step of
+veRL's ``build_optimizer`` from ``critic.optim`` (lr, betas, weight decay,
+``override_optimizer_config``) with grad clip ``critic.optim.clip_grad`` and veRL's warm-up
+schedule (``critic.optim.lr_warmup_steps``, stepped once per rollout). The critic trains from the
+first step; ``trainer.critic_warmup`` holds back the actor only (``trainer.py``). Not covered:
+critic LoRA, separate critic tokenizers.
 """
 
 from __future__ import annotations
@@ -51,6 +56,11 @@ class Critic:
         c = self.cfg
         mb = int(c.ppo_mini_batch_size) * n
         old_v, returns = batch.batch["values"], batch.batch["returns"]
+        if old_v.shape[0] % mb:
+            raise ValueError(
+                f"[critic.ppo_mini_batch_size] {c.ppo_mini_batch_size} prompts do not divide the "
+                f"{old_v.shape[0] // n} prompts of the step; fix: a divisor of data.train_batch_size"
+            )
         out: dict[str, list[float]] = {}
         for _ in range(int(c.ppo_epochs)):
             for s in range(0, old_v.shape[0], mb):
@@ -70,7 +80,7 @@ class Critic:
                 )
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
-                gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(c.grad_clip))
+                gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(c.optim.clip_grad))
                 if torch.isfinite(gn):
                     self.opt.step()
                 for k, val in (

@@ -2,10 +2,16 @@
 
 :func:`ensure_task_files` writes ``data.train_files`` / ``data.val_files`` with a registered task
 generator (``local.task``; the embedded ``arithmetic`` task at laptop scale) when they do not
-exist yet, through ``data_pipelines.io.write_rows`` (veRL's schema, atomic); reading and
-tokenizing them is :func:`core.data.load_prompts`. :class:`PromptStream` yields prompts in a
-seeded order that reshuffles every epoch; its position is one integer, so a checkpoint resumes
-the exact same data order. Not covered: multi-modal rows, several files per split mixed by weight.
+exist yet, through ``data_pipelines.io.write_rows`` (veRL's schema, atomic). :func:`load_split`
+reads and tokenizes them (:func:`core.data.load_prompts`) and treats a prompt longer than
+``data.max_prompt_length`` as veRL's keys say: dropped and counted with
+``data.filter_overlong_prompts`` (``RLHFDataset``), else cut by ``data.truncation`` with veRL's own
+``postprocess_data`` (``left`` keeps the end, ``right`` the start, ``middle`` both ends) or
+refused by file and row (``error``, veRL's default). veRL 0.9.1's agent loop itself left-truncates
+any prompt longer than ``rollout.prompt_length`` whatever ``data.truncation`` says; the keys'
+documented meaning is followed here. :class:`PromptStream` yields prompts in a seeded order that
+reshuffles every epoch; its position is one integer, so a checkpoint resumes the exact same data
+order. Not covered: multi-modal rows, several files per split mixed by weight.
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ from __future__ import annotations
 import fcntl
 import json
 import random
+import sys
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from core.data import Prompt, files_of
+from core.data import Prompt, files_of, load_prompts
 from data_pipelines.io import write_rows
 from data_pipelines.tasks import TASKS
 
@@ -63,6 +71,62 @@ def ensure_task_files(cfg: DictConfig) -> None:
                     )
                     side.write_text(json.dumps(spec) + "\n")
                     write_rows(rows, path)
+
+
+def truncate(ids: list[int], max_len: int, mode: str) -> list[int]:
+    """``ids`` cut to ``max_len`` tokens by veRL's ``postprocess_data`` (``left``/``right``/``middle``).
+
+    >>> truncate(list(range(10)), 4, "left"), truncate(list(range(10)), 4, "middle")
+    ([6, 7, 8, 9], [0, 1, 8, 9])
+    """
+    import torch  # only when a prompt is too long
+    from verl.utils.torch_functional import postprocess_data  # veRL: ~10 s, only when a prompt is too long
+
+    t = torch.tensor([ids])
+    out, _ = postprocess_data(t, torch.ones_like(t), max_len, pad_token_id=0, left_pad=True, truncation=mode)
+    return out[0].tolist()
+
+
+def load_split(cfg: DictConfig, key: str, tokenizer: Any, limit: int | None = None) -> list[Prompt]:
+    """Prompts of ``data.<key>`` (``train_files``/``val_files``), at most ``limit``, overlong ones
+    dropped, truncated or refused as ``data.filter_overlong_prompts`` / ``data.truncation`` say."""
+    max_len, d = int(cfg.data.max_prompt_length), cfg.data
+    mode, drop = str(d.get("truncation") or "error"), bool(d.get("filter_overlong_prompts"))
+    chat = (
+        OmegaConf.to_container(d.apply_chat_template_kwargs, resolve=True)
+        if d.get("apply_chat_template_kwargs")
+        else {}
+    )
+    out: list[Prompt] = []
+    dropped = cut = 0
+    for f in files_of(d[key]):
+        if limit is not None and len(out) >= limit:
+            break
+        room = None if drop or limit is None else limit - len(out)
+        for i, p in enumerate(load_prompts(f, tokenizer, sys.maxsize, limit=room, chat_kwargs=chat)):
+            if len(p.ids) > max_len:
+                if drop:
+                    dropped += 1
+                    continue
+                if mode == "error":
+                    raise ValueError(
+                        f"[data.max_prompt_length] ({max_len}) < {len(p.ids)} tokens for row {i} of {f} "
+                        "(data.truncation=error); fix: raise data.max_prompt_length, shorten the prompts, "
+                        "data.truncation=left|right|middle, or data.filter_overlong_prompts=true"
+                    )
+                p.ids, cut = truncate(p.ids, max_len, mode), cut + 1
+            out.append(p)
+            if limit is not None and len(out) >= limit:
+                break
+    if dropped or cut:
+        print(
+            f"[data] data.{key}: {dropped} prompts longer than data.max_prompt_length={max_len} dropped "
+            f"(data.filter_overlong_prompts), {cut} truncated (data.truncation={mode})",
+            flush=True,
+        )
+    if not out:
+        raise ValueError(f"[data.{key}] no prompt of at most {max_len} tokens in {d[key]}")
+    return out
 
 
 class PromptStream:

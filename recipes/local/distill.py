@@ -61,7 +61,7 @@ def verl_batch(
 ) -> Any:
     """The micro-batch ``TensorDict`` veRL's distillation loss reads (one device, the whole mini-batch)."""
     from tensordict import TensorDict  # with veRL: only the distillation path needs it
-    from verl.utils import tensordict_utils as tu
+    from verl.utils import tensordict_utils as tu  # with veRL: only the distillation path needs it
 
     td = TensorDict(
         {
@@ -91,7 +91,7 @@ class Distiller:
     def __init__(self, cfg: DictConfig, student_tokenizer: Any) -> None:
         from verl.utils.config import omega_conf_to_dataclass  # veRL: loaded by the engine anyway
 
-        from core.reward_model import vocab_fingerprint
+        from core.reward_model import vocab_fingerprint  # deferred: transformers is loaded by the engine only
 
         self.config = omega_conf_to_dataclass(cfg.distillation)  # veRL's own checks of the section
         self.loss_cfg = self.config.distillation_loss

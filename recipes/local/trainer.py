@@ -1,17 +1,20 @@
 """The local engine's RL loop: sample, score, filter, advantage, several clipped updates, log, save.
 
-One step (``trainer.total_training_steps`` of them): draw ``data.gen_batch_size`` prompts
-(default ``data.train_batch_size``), sample ``rollout.n`` responses each with the KV-cache
-sampler (old log-probs captured at sampling time), score them, and with
-``algorithm.filter_groups.enable`` keep only groups whose metric varies, generating more batches
-until ``data.train_batch_size`` groups are kept (error after ``max_num_gen_batches``). Then
-reference log-probs (if a KL term is on), veRL's advantage, and ``ppo_epochs`` passes over
-mini-batches of ``ppo_mini_batch_size`` prompts, one AdamW step each (grad clip
-``actor.grad_clip``), with veRL's lr schedule stepping once per training step. The reference is
-reset to the policy every ``rlvr.ref_reset_steps``. Held-out evaluation every ``trainer.test_freq``
-steps and at both ends; checkpoints every ``trainer.save_freq`` steps and at the end.
-With ``algorithm.adv_estimator=gae`` a small critic (``critic.py``) supplies values and is trained
-first, as in veRL. Not covered: multi-process data parallelism.
+One step (``trainer.total_training_steps`` of them): sample ``rollout.n`` responses for each of
+``data.train_batch_size`` prompts with the KV-cache sampler (old log-probs captured at sampling
+time) and score them. With ``algorithm.filter_groups.enable`` (DAPO's dynamic sampling) each
+round draws ``data.gen_batch_size`` prompts (default: the batch), keeps only groups whose metric
+varies, and generates more rounds until ``data.train_batch_size`` groups are kept (error after
+``max_num_gen_batches``); without the filter there is nothing to oversample for, so exactly the
+batch is generated (veRL's DAPO trainer would train on all ``gen_batch_size`` prompts instead).
+Then reference log-probs (if a KL term is on), veRL's advantage, and ``ppo_epochs`` passes over
+``train_batch_size / ppo_mini_batch_size`` mini-batches of whole groups, one optimizer step each
+(grad clip ``actor.optim.clip_grad``, the key veRL 0.9.1 reads), with veRL's lr schedule stepping
+once per actor update phase. The reference is reset to the policy every ``rlvr.ref_reset_steps``.
+Held-out evaluation every ``trainer.test_freq`` steps and at both ends; checkpoints every
+``trainer.save_freq`` steps and at the end. With ``algorithm.adv_estimator=gae`` a critic
+(``critic.py``) supplies values and is trained first, as in veRL; the actor waits while
+``trainer.critic_warmup`` > step (veRL's test). Not covered: multi-process data parallelism.
 """
 
 from __future__ import annotations
@@ -98,12 +101,13 @@ class Engine:
         """Generate until ``train_batch_size`` groups are kept (dynamic sampling) or once (no filter)."""
         fg = self.cfg.algorithm.filter_groups
         filt = bool(fg is not None and fg.enable)
+        per_round = self.gen_bs if filt else self.bs
         kept_p, kept_r, kept_s, kept_t = [], [], [], []
         kept_x: dict[str, list[Any]] = {}
         all_scores, zero_var, groups_seen, n_gen = [], 0, 0, 0
         while True:
             n_gen += 1
-            prompts = self.stream.take(self.gen_bs)
+            prompts = self.stream.take(per_round)
             ro = self._sample(prompts, self.n, self.cfg.actor_rollout_ref.rollout)
             scores, extra, texts = algo.score_rollout(self.cfg, self.reward_fn, self.tok, prompts, ro, self.n)
             if self.shuffle_rewards:
@@ -185,18 +189,19 @@ class Engine:
         metrics.update(kl_m)
         if self.critic is not None:
             metrics.update(self.critic.update(ro, batch, self.n))
-        epochs = int(self.cfg.actor_rollout_ref.actor.ppo_epochs)
-        if self.step <= int(self.cfg.trainer.critic_warmup or 0):
-            epochs = 0  # veRL: the actor waits for trainer.critic_warmup steps
-        first, means = self.update_actor(ro, batch.batch["advantages"], ref_lp, epochs, teacher_lp)
-        metrics.update(first)
-        metrics["actor/lr"] = float(self.sched.get_last_lr()[0])
-        self.sched.step()
+        if int(self.cfg.trainer.critic_warmup or 0) > self.step:
+            metrics["rlvr/critic_warmup"] = 1.0  # veRL: no actor update (nor lr step) while warmup > step
+        else:
+            epochs = int(self.cfg.actor_rollout_ref.actor.ppo_epochs)
+            first, means = self.update_actor(ro, batch.batch["advantages"], ref_lp, epochs, teacher_lp)
+            metrics.update(first)
+            metrics.update(means)
+            metrics["actor/lr"] = float(self.sched.get_last_lr()[0])
+            self.sched.step()
         reset = self.cfg.rlvr.ref_reset_steps
         if self.ref is not None and reset and self.step % int(reset) == 0:
             self.ref.load_state_dict(self.model.state_dict())
             metrics["rlvr/ref_reset"] = 1.0
-        metrics.update(means)
         metrics.update(compute_data_metrics(batch, use_critic=self.critic is not None))
         metrics.update(
             {
@@ -224,12 +229,17 @@ class Engine:
         epochs: int,
         teacher_lp: torch.Tensor | None = None,
     ) -> tuple[dict[str, float], dict[str, float]]:
-        """``epochs`` passes over mini-batches of ``ppo_mini_batch_size`` whole groups, one AdamW step
-        each (grad clip ``actor.grad_clip``). Returns the rollout-vs-training metrics of the first
-        mini-batch and the mean of each loss metric over the updates."""
+        """``epochs`` passes over mini-batches of ``ppo_mini_batch_size`` whole groups, in order, one
+        optimizer step each (grad clip ``actor.optim.clip_grad``). Returns the rollout-vs-training
+        metrics of the first mini-batch and the mean of each loss metric over the updates."""
         a = self.cfg.actor_rollout_ref.actor
         temp = float(self.cfg.actor_rollout_ref.rollout.temperature)
         mb = int(a.ppo_mini_batch_size) * self.n
+        if ro.responses.shape[0] % mb:
+            raise ValueError(
+                f"[actor_rollout_ref.actor.ppo_mini_batch_size] {a.ppo_mini_batch_size} prompts do not divide "
+                f"the {ro.responses.shape[0] // self.n} prompts of the step; fix: a divisor of data.train_batch_size"
+            )
         want_ent_grad = float(a.entropy_coeff) != 0
         upd: dict[str, list[float]] = {}
         first: dict[str, float] = {}
@@ -275,7 +285,7 @@ class Engine:
                     loss, lm = self.distill.combine(self.actor_cfg, loss, lm, lp, td)
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
-                gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(a.grad_clip))
+                gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(a.optim.clip_grad))
                 if torch.isfinite(gn):
                     self.opt.step()
                 lm["actor/grad_norm"] = float(gn)

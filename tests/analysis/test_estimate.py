@@ -52,7 +52,7 @@ def test_cli_passes_overrides(capsys: pytest.CaptureFixture[str]) -> None:
         == 0
     )
     out = capsys.readouterr().out
-    assert "8 prompts × 8 answers × 40 tokens" in out and "scale=laptop" in out
+    assert "16 prompts × 8 answers × 40 tokens" in out and "scale=laptop" in out
     assert "dynamic sampling is on" in out
     with pytest.raises(ValueError, match="unknown recipe 'nope'|nope"):
         call(estimate.command, "analysis", "estimate", ["recipe=nope"], route=True)

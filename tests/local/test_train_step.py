@@ -20,7 +20,9 @@ from core.data import Prompt
 from core.sampler import Rollout
 from recipes.local import algo, trainer
 
-N, BS, MB, R = 4, 4, 2, 6  # group size, prompts per step, prompts per mini-batch, response width
+N, R = 4, 6  # group size, response width
+#: (prompts per step, prompts per mini-batch, epochs): 2 x 2 updates, and R1/DAPO's 16 updates of one prompt
+SHAPES = [(4, 2, 2), (16, 1, 1)]
 
 
 def reward_fn(data_source, solution_str, ground_truth, extra_info=None, **_):
@@ -42,37 +44,38 @@ def _rollout(tok, n_prompts: int, step_rows: int) -> Rollout:
     return Rollout(prompts, torch.ones_like(prompts), responses, mask, old)
 
 
-@pytest.fixture
-def engine(monkeypatch):
+def make_engine(monkeypatch, bs: int, mb: int | str, epochs: int, *extra: str):
     cfg = compose(
         [
             "recipe=grpo",
             "scale=laptop",
             "kl=none",
-            f"data.train_batch_size={BS}",
+            f"data.train_batch_size={bs}",
             f"actor_rollout_ref.rollout.n={N}",
-            f"actor_rollout_ref.actor.ppo_mini_batch_size={MB}",
-            "actor_rollout_ref.actor.ppo_epochs=2",
+            f"actor_rollout_ref.actor.ppo_mini_batch_size={mb}",
+            f"actor_rollout_ref.actor.ppo_epochs={epochs}",
+            *extra,
             f"data.max_response_length={R}",
             "actor_rollout_ref.actor.optim.lr_warmup_steps=0",  # the first step updates (no warmup at lr 0)
         ]
     )
     tok = models.build_tokenizer("char")
     model = models.build_model(models.ModelSpec(32, 1, 2, 1, 64, 64), tok, seed=0)
-    prompts = [Prompt([30] * 5, f"q{i}", "arithmetic", str(i), {}) for i in range(16)]
+    prompts = [Prompt([30] * 5, f"q{i}", "arithmetic", str(i), {}) for i in range(64)]
     eng = trainer.Engine(cfg, model, tok, reward_fn, prompts, prompts[:2])
-    calls = {"n": 0}
+    calls: dict[str, list] = {"prompts": []}
 
     def fixed_generate(model, ids, n, *a, **kw):
-        calls["n"] += 1
-        return _rollout(tok, len(ids), calls["n"])
+        calls["prompts"].append(len(ids))
+        return _rollout(tok, len(ids), len(calls["prompts"]))
 
     monkeypatch.setattr(trainer, "generate", fixed_generate)
-    return eng, tok
+    return eng, tok, calls
 
 
-def test_train_step_groups_scores_and_minibatches(engine, monkeypatch) -> None:
-    eng, tok = engine
+@pytest.mark.parametrize("bs,mb,epochs", SHAPES, ids=[f"{b}p-mb{m}-x{e}" for b, m, e in SHAPES])
+def test_train_step_groups_scores_and_minibatches(monkeypatch, bs, mb, epochs) -> None:
+    eng, tok, _ = make_engine(monkeypatch, bs, mb, epochs)
     seen: dict[str, object] = {"loss": []}
     real_batch, real_adv, real_loss = algo.make_batch, algo.compute_advantages, algo.policy_loss
 
@@ -96,7 +99,7 @@ def test_train_step_groups_scores_and_minibatches(engine, monkeypatch) -> None:
     metrics, dump = eng.train_step()
 
     ro, scores = seen["ro"], seen["scores"]
-    B = BS * N
+    B = bs * N
     # group ids: N consecutive rows per prompt, named by step and group
     assert seen["uids"] == [f"1-{i // N}" for i in range(B)] == dump["extra"]["uid"]
     # score placement: the reward on the last response token, nothing anywhere else; none for empty rows
@@ -115,11 +118,11 @@ def test_train_step_groups_scores_and_minibatches(engine, monkeypatch) -> None:
         scores, ro.response_mask.float(), np.asarray(seen["uids"], dtype=object), norm_adv_by_std_in_grpo=True
     )
     torch.testing.assert_close(seen["adv"], want_adv)
-    # mini-batches: 2 epochs x (BS / MB) updates, each MB whole groups in order, trimmed to their longest row
-    rows = MB * N
-    assert len(seen["loss"]) == 2 * (BS // MB)
+    # mini-batches: epochs x (bs / mb) updates, each mb whole groups in order, trimmed to their longest row
+    rows = mb * N
+    assert len(seen["loss"]) == epochs * (bs // mb)
     for k, (old, adv, mask) in enumerate(seen["loss"]):
-        sl = slice((k % (BS // MB)) * rows, (k % (BS // MB) + 1) * rows)
+        sl = slice((k % (bs // mb)) * rows, (k % (bs // mb) + 1) * rows)
         width = int(ro.response_mask[sl].sum(-1).max())
         torch.testing.assert_close(old, ro.old_log_probs[sl, :width])
         torch.testing.assert_close(adv, want_adv[sl, :width])
@@ -128,3 +131,37 @@ def test_train_step_groups_scores_and_minibatches(engine, monkeypatch) -> None:
     assert metrics["critic/score/mean"] == pytest.approx(float(scores.sum(-1)[lengths > 0].mean()))
     assert metrics["response/aborted_ratio"] == pytest.approx(1 / B)
     assert any(not torch.equal(a, b) for a, b in zip(before, eng.model.parameters(), strict=True))
+
+
+def test_sixteen_updates_per_rollout_from_the_recipes_relation(monkeypatch) -> None:
+    """DAPO's ${rlvr.div:${data.train_batch_size},16} at 16 prompts: 16 optimizer steps, one group each."""
+    eng, _, _ = make_engine(monkeypatch, 16, "'${rlvr.div:${data.train_batch_size},16}'", 1)
+    steps, sched = [], []
+    real_step, real_sched = eng.opt.step, eng.sched.step
+    monkeypatch.setattr(eng.opt, "step", lambda *a, **kw: steps.append(1) or real_step(*a, **kw))
+    monkeypatch.setattr(eng.sched, "step", lambda *a, **kw: sched.append(1) or real_sched(*a, **kw))
+    eng.train_step()
+    assert len(steps) == 16
+    assert len(sched) == 1  # veRL's lr schedule steps once per rollout, not once per update
+
+
+@pytest.mark.parametrize("filt,drawn", [("dynamic", 12), ("none", 4)])
+def test_generation_batch_only_oversamples_for_dynamic_sampling(monkeypatch, filt, drawn) -> None:
+    """DAPO's gen_batch_size = 3 x the batch: drawn per round with the filter, not without it."""
+    eng, _, calls = make_engine(
+        monkeypatch, 4, 2, 1, f"filter={filt}", "data.gen_batch_size='${rlvr.mul:${data.train_batch_size},3}'"
+    )
+    eng.train_step()
+    assert calls["prompts"][0] == drawn
+    assert eng.stream.position == sum(calls["prompts"])
+
+
+def test_critic_warmup_holds_the_actor_back_as_verl_does(monkeypatch) -> None:
+    """veRL updates the actor once trainer.critic_warmup <= step: with warmup 2, not at step 1, at step 2."""
+    eng, _, _ = make_engine(monkeypatch, 4, 2, 1, "trainer.critic_warmup=2")
+    first = [p.detach().clone() for p in eng.model.parameters()]
+    m1, _ = eng.train_step()
+    assert m1["rlvr/critic_warmup"] == 1.0 and "actor/pg_loss" not in m1
+    assert all(torch.equal(a, b) for a, b in zip(first, eng.model.parameters(), strict=True))
+    m2, _ = eng.train_step()
+    assert "actor/pg_loss" in m2 and "rlvr/critic_warmup" not in m2

@@ -147,6 +147,99 @@ BAD = [
         "verl",
         "validate_config",
     ),
+    # a loss variant with a clip range that is not its own (the key, the loss key and the fix)
+    (
+        "GSPO with PPO's token-level clip range",
+        ["loss=gspo", "clip=ppo"],
+        "verl",
+        "[actor_rollout_ref.actor.clip_ratio_high] clip_ratio_low/clip_ratio_high 0.2/0.2 with "
+        "actor_rollout_ref.actor.policy_loss.loss_mode=gspo",
+    ),
+    (
+        "GSPO with one bound token-sized",
+        ["loss=gspo", "actor_rollout_ref.actor.clip_ratio_high=0.28"],
+        "verl",
+        "fix: clip=gspo",
+    ),
+    (
+        "CISPO with a lower bound on the weight",
+        ["loss=cispo", "clip=clip_higher"],
+        "verl",
+        "[actor_rollout_ref.actor.clip_ratio_low] 0.2 with actor_rollout_ref.actor.policy_loss.loss_mode=cispo",
+    ),
+    (
+        "CISPO lower bound set by hand",
+        ["loss=cispo", "actor_rollout_ref.actor.clip_ratio_low=0.5"],
+        "local",
+        "fix: clip=cispo",
+    ),
+    (
+        "token loss with GSPO's sequence range",
+        ["loss=vanilla", "clip=gspo"],
+        "verl",
+        "[actor_rollout_ref.actor.clip_ratio_low] clip_ratio_low/clip_ratio_high 0.0003/0.0004 with "
+        "actor_rollout_ref.actor.policy_loss.loss_mode=vanilla",
+    ),
+    # the reward function's options
+    (
+        "typo in a reward option",
+        ["+reward.custom_reward_function.reward_kwargs.format_wieght=0.1"],
+        "verl",
+        "[reward.custom_reward_function.reward_kwargs.format_wieght] is not an option of compute_score",
+    ),
+    (
+        "incorrect score above zero",
+        ["reward.custom_reward_function.reward_kwargs.incorrect_score=0.5"],
+        "local",
+        "[reward.custom_reward_function.reward_kwargs.incorrect_score] 0.5 must be in [-1, 0]",
+    ),
+    (
+        "incorrect score below -1",
+        ["reward.custom_reward_function.reward_kwargs.incorrect_score=-2.0"],
+        "verl",
+        "reward.custom_reward_function.reward_kwargs.incorrect_score",
+    ),
+    (
+        "language reward above the shaping cap",
+        [
+            "+reward.custom_reward_function.reward_kwargs.lang_weight=0.8",
+            "+reward.custom_reward_function.reward_kwargs.target_lang=en",
+        ],
+        "verl",
+        "[reward.custom_reward_function.reward_kwargs.lang_weight] 0.8 must be in [0, 0.5]",
+    ),
+    (
+        "language reward without a language",
+        ["+reward.custom_reward_function.reward_kwargs.lang_weight=0.2"],
+        "verl",
+        "reward.custom_reward_function.reward_kwargs.target_lang",
+    ),
+    # sizes written as relations, and keys veRL does not read
+    (
+        "mini-batch relation the batch does not divide",
+        ["data.train_batch_size=24"],
+        "verl",
+        "[actor_rollout_ref.actor.ppo_mini_batch_size] ${rlvr.div:${data.train_batch_size},16} = ${rlvr.div:24,16}",
+    ),
+    (
+        "critic mini-batch that does not divide",
+        ["recipe=orz_ppo", "critic.ppo_mini_batch_size=7"],
+        "verl",
+        "[critic.ppo_mini_batch_size]",
+    ),
+    ("unknown truncation", ["data.truncation=both"], "verl", "[data.truncation]"),
+    (
+        "gradient clip on the key veRL does not read",
+        ["actor_rollout_ref.actor.grad_clip=0.5"],
+        "verl",
+        "[actor_rollout_ref.actor.grad_clip] 0.5 is not read by veRL 0.9.1",
+    ),
+    (
+        "optimizer override the local engine cannot pass",
+        ["+actor_rollout_ref.actor.optim.override_optimizer_config.amsgrad=true"],
+        "local",
+        "[actor_rollout_ref.actor.optim.override_optimizer_config]",
+    ),
 ]
 
 

@@ -97,7 +97,9 @@ def test_arms_differ_only_in_swept_keys(hydra_ctx, params, name):
         cfg = arm(name, f"{axis}={level}", seed)
         changed = {k for k, _, _ in diff(base, cfg)}
         stray = {
-            k for k in changed if k not in owned and not k.startswith("rlvr.sources") and k != "rlvr.recipe"
+            k
+            for k in changed
+            if k not in owned and not k.startswith(("rlvr.sources", "rlvr.deviations")) and k != "rlvr.recipe"
         }
         assert not stray, f"{name} arm {axis}={level} also changes {sorted(stray)}"
         assert changed, f"{name}: {axis}={level} changes nothing"

@@ -1,0 +1,180 @@
+"""Docs sections for the benchmarks and pipelines (``make docs``), read from ``results/``.
+
+- ``verifier-summary``: the verifier benchmark's headline (``results/bench_rewards/latest.json``):
+  held-out FN/FP out of sample for both, in-sample FN/FP, cold p99 latency, ours vs math-verify.
+- ``verifier-tables``: every table of that file (``benchmarks.heldout.report.render``).
+- ``verifier-iterations``: each recorded round of verifier changes (the other files in
+  ``results/bench_rewards/``), totals as that round's protocol measured them.
+- ``engine-bench``: ``results/bench_engine/latest.json``: medians per arm and the ratios, per clock.
+- ``pipeline-<name>``: ``results/pipeline-<name>/``: held-out accuracy of every evaluated model
+  with its interval, the compared differences, and the stages' times.
+Importing this module also registers the recipe table and provenance sections (``recipes.table``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import recipes.table  # noqa: F401  (registers recipes-table and recipes-provenance)
+from analysis.docgen import SECTIONS, Rendered, source_line
+from analysis.render import Table
+from benchmarks.heldout.report import MV, OURS, render
+from core import results
+from core.compose import CONF_DIR
+
+ITERATIONS = ("before_fixes", "after_fixes", "round2_before", "round2_after", "latest")
+
+
+def _table(experiment: str, name: str) -> dict[str, Any] | None:
+    try:
+        return results.read_experiment(experiment)["tables"].get(name)
+    except FileNotFoundError:
+        return None
+
+
+def _missing(experiment: str) -> Rendered:
+    return Rendered(f"*Not run yet: `make results NAME={experiment}` writes `results/{experiment}/`.*")
+
+
+def _rate(s: dict[str, Any] | None, kind: str) -> str:
+    if not s:
+        return "–"
+    n = s["n_pos"] if kind == "FN" else s["n_neg"]
+    return f"{100 * s[kind] / n:.1f}% ({s[kind]}/{n})" if n else "–"
+
+
+@SECTIONS.register("verifier-summary")
+def verifier_summary() -> Rendered:
+    res = _table("bench_rewards", "latest")
+    if res is None:
+        return _missing("bench_rewards")
+    rows = []
+    for name in (OURS, MV):
+        t, ins = res["totals"].get(name), res["in_sample"].get(name, {}).get("response", {}).get("all")
+        lat = res["latency_ms"].get(name, {}).get("held_out_protocol", {})
+        p99 = (lat.get("cold") or lat.get("once") or next(iter(lat.values()), {})).get("p99")
+        rows.append(
+            [
+                f"`{name}`",
+                _rate(t and t["out_of_sample_for_both"], "FN"),
+                _rate(t and t["out_of_sample_for_both"], "FP"),
+                _rate(ins, "FN"),
+                _rate(ins, "FP"),
+                "–" if p99 is None else f"{p99:.0f}",
+            ]
+        )
+    head = ["scorer", "held-out FN", "held-out FP", "in-sample FN", "in-sample FP", "held-out p99 ms (cold)"]
+    return Rendered(
+        Table(head, rows).markdown(),
+        sources=[source_line("results/bench_rewards/latest.json", res.get("provenance"))],
+    )
+
+
+@SECTIONS.register("verifier-tables")
+def verifier_tables() -> Rendered:
+    res = _table("bench_rewards", "latest")
+    if res is None:
+        return _missing("bench_rewards")
+    body = render(res).split("\n", 1)[1]  # the first line names the source; the footer does that here
+    return Rendered(body, sources=[source_line("results/bench_rewards/latest.json", res.get("provenance"))])
+
+
+@SECTIONS.register("verifier-iterations")
+def verifier_iterations() -> Rendered:
+    rows, sources = [], []
+    for name in ITERATIONS:
+        res = _table("bench_rewards", name)
+        if res is None:
+            continue
+        prov = res.get("provenance") or {}
+        sources.append(source_line(f"results/bench_rewards/{name}.json", prov))
+        t = res.get("totals", {})
+        both = {
+            n: (t.get(n) or {}).get("out_of_sample_for_both") or (t.get(n) or {}).get("all")
+            for n in (OURS, MV)
+        }
+        ins = (res.get("in_sample", {}).get(OURS) or {}).get("response", {}).get("all")
+        rows.append(
+            [
+                f"`{name}`",
+                f"`{(prov.get('git_commit') or '?')[:10]}`",
+                _rate(both[OURS], "FN"),
+                _rate(both[MV], "FN"),
+            ]
+            + [_rate(both[OURS], "FP"), _rate(ins, "FN")]
+        )
+    if not rows:
+        return _missing("bench_rewards")
+    head = [
+        "round",
+        "commit",
+        "held-out FN ours",
+        "held-out FN math-verify",
+        "held-out FP ours",
+        "in-sample FN ours",
+    ]
+    return Rendered(Table(head, rows).markdown(), sources=sources)
+
+
+@SECTIONS.register("engine-bench")
+def engine_bench() -> Rendered:
+    res = _table("bench_engine", "latest")
+    if res is None:
+        return _missing("bench_engine")
+    rows = []
+    for clock, med in res["median_s"].items():
+        r = res["ratios"][clock]
+        rows.append([clock] + [f"{med[a]:.3f}" for a in ("engine", "trl", "floor", "naive")])
+        rows[-1] += [f"{r['trl/engine']:.2f}", f"{r['engine/floor']:.2f}", f"{r['engine/naive']:.2f}"]
+    head = [
+        "clock",
+        "engine s/step",
+        "TRL s/step",
+        "floor s/step",
+        "naive s/step",
+        "TRL/engine",
+        "engine/floor",
+    ]
+    head.append("engine/naive")
+    return Rendered(
+        Table(head, rows).markdown(),
+        sources=[source_line("results/bench_engine/latest.json", res.get("provenance"))],
+    )
+
+
+def _ci(lo: float | None, hi: float | None) -> str:
+    return "n/a" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
+
+
+def pipeline_block(name: str) -> Rendered:
+    experiment = f"pipeline-{name}"
+    try:
+        data = results.read_experiment(experiment)
+    except FileNotFoundError:
+        return _missing(experiment)
+    parts = []
+    for ev in data["tables"].values():
+        rows = [
+            [f"`{label}`", f"{v['mean']:.3f}", _ci(v["lo"], v["hi"]), v["seeds"], v["ci"]]
+            for label, v in ev["labels"].items()
+        ]
+        parts.append(Table(["model", "held-out accuracy", "95% CI", "seeds", "interval"], rows).markdown())
+        diffs = [
+            [f"`{d['b']}` − `{d['a']}`", f"{d['diff_b_minus_a']:+.3f}", _ci(d["lo"], d["hi"])]
+            for d in ev.get("differences", [])
+        ]
+        if diffs:
+            parts.append(Table(["difference", "Δ", "95% CI (Welch)"], diffs).markdown())
+    stages = data["design"]["stages"]
+    rows = [
+        [f"`{n}`", s["kind"], f"{(s['seconds'] or 0) / 60:.1f}", f"{(s['cpu_seconds'] or 0) / 60:.1f}"]
+        for n, s in stages.items()
+    ]
+    parts.append(Table(["stage", "kind", "wall min", "CPU min"], rows).markdown())
+    return Rendered(
+        "\n\n".join(parts), sources=[source_line(f"results/{experiment}", data.get("provenance"))]
+    )
+
+
+for _p in sorted((CONF_DIR / "pipeline").glob("*.yaml")):
+    SECTIONS.add(f"pipeline-{_p.stem}", lambda n=_p.stem: pipeline_block(n))
