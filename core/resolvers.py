@@ -67,7 +67,13 @@ def div(a: int, b: int, _node_: Any = None) -> int:
 def updates(section: str, _root_: Any = None) -> int:
     """``${rlvr.updates:actor_rollout_ref.actor}``: data.train_batch_size / ppo_mini_batch_size x ppo_epochs."""
     node = OmegaConf.select(_root_, section)
-    return div(int(_root_.data.train_batch_size), int(node.ppo_mini_batch_size)) * int(node.ppo_epochs)
+    batch, mini = int(_root_.data.train_batch_size), int(node.ppo_mini_batch_size)
+    if mini <= 0 or batch % mini:  # name the keys: the interpolation's values alone hide where they came from
+        raise ValueError(
+            f"${{rlvr.updates:{section}}}: data.train_batch_size={batch} is not a positive multiple of "
+            f"{section}.ppo_mini_batch_size={mini} (fix: a mini-batch that divides the batch)"
+        )
+    return batch // mini * int(node.ppo_epochs)
 
 
 def sqrt_div(x: float, k: int) -> float:
