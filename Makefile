@@ -16,7 +16,7 @@ ARGS   ?=
 PYTEST_ARGS ?=
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
-        eval diagnose report sweep estimate pipeline docs results preflight bench-preflight clean
+        eval diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -86,6 +86,15 @@ preflight: setup ## Pre-flight checks of a recipe: make preflight RECIPE=<name> 
 
 bench-preflight: setup ## Time each pre-flight check on a generated 100k-row dataset -> results/preflight/
 	$(PY) -m benchmarks.bench_preflight $(ARGS)
+
+rm-data: setup ## Label a policy's samples for reward models: make rm-data MODEL=<policy> DATA=<parquet|run dir> OUT=<dir> [ARGS="mc_k=8 ..."]
+	$(PY) -m data_pipelines.rm_data model=$(MODEL) data=$(DATA) out=$(OUT) $(ARGS)
+
+rm: setup ## Train a reward model: make rm KIND=orm|prm DATA=<rm-data dir> MODEL=<policy> [OUT=dir] [LABELS=rule|mc] [ARGS="dry_run=true"]
+	$(PY) -m recipes.rm_train kind=$(KIND) data=$(DATA) model=$(MODEL) out=$(or $(OUT),rm_$(KIND)) $(if $(LABELS),labels=$(LABELS)) $(ARGS)
+
+tts: setup ## Parallel-sampling scaling table: make tts MODEL=<policy> DATA=<parquet> RM="<orm dir> <prm dir>" [N=64] [OUT=dir]
+	$(PY) -m analysis.tts model=$(MODEL) data=$(DATA) rm=[$(shell echo $(RM) | sed 's/ /,/g')] $(if $(N),n=$(N)) $(if $(OUT),out=$(OUT)) $(ARGS)
 
 estimate: setup ## Generation vs SFT token budget and GPU-hours for a recipe: make estimate RECIPE=<name>
 	$(PY) -m analysis.estimate recipe=$(RECIPE) $(ARGS)

@@ -15,6 +15,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 import analysis.checks_curves  # noqa: F401  (registers checks 4-7)
+import analysis.checks_rm  # noqa: F401  (registers check 8: learned reward vs gold)
 from analysis.checks import CHECKS, Context
 from analysis.render import STATUS_ICON, Document, Section
 from core.cli import hydra_main, require

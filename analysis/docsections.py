@@ -11,7 +11,11 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from analysis import ablations_doc  # noqa: F401  (registers the ablation sections)
+from analysis import (  # noqa: F401  (registers docs/reward_models.md's sections)
+    ablations_doc,  # noqa: F401  (registers the ablation sections)
+    rm_doc,
+    rm_doc_runs,
+)
 from analysis.docgen import SECTIONS, Rendered, source_line
 from analysis.render import Table
 from core import results

@@ -120,8 +120,6 @@ SETTINGS: list[tuple[str, Callable[[Any], bool], str, str]] = [
         "multi-turn / tool rollouts are not implemented locally",
         "false",
     ),
-    ("reward.reward_model.enable", _off, "model-based rewards are not implemented locally", "false"),
-    ("distillation.enabled", _off, "distillation is not implemented locally", "false"),
 ]
 
 

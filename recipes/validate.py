@@ -30,7 +30,7 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import InterpolationResolutionError, MissingMandatoryValue
 
-from recipes import rules_local, rules_loss, rules_reward  # noqa: F401  (register their rules)
+from recipes import rules_local, rules_loss, rules_reward, rules_rm  # noqa: F401  (register their rules)
 from recipes.rules import check_rules
 from recipes.schema import project_errors, type_errors
 

@@ -17,7 +17,9 @@
   own ``build_optimizer`` (torch AdamW from lr, weight_decay, betas, then
   ``optim.override_optimizer_config``, e.g. CISPO's ``{eps: 1e-15}``) with veRL's lr schedules,
   for the actor and the critic.
-Not covered: reward models (refused: ``recipes.rules_local``); the critic's value loss is in ``critic.py``.
+With ``reward.reward_model.enable`` a learned reward model's score replaces the verifier's
+(:mod:`recipes.local.rm_reward`; the verifier's ``acc`` stays the gold metric).
+Not covered: the critic's value loss (``critic.py``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from verl.workers.config.optimizer import build_optimizer
 from core.data import Prompt
 from core.sampler import Rollout
 from core.sampling import grade
+from recipes.local import rm_reward
 from rewards.shaping import overlong_penalty
 
 
@@ -109,6 +112,8 @@ def score_rollout(
                 extra["overlong"].append(pen < 0)
         if lengths[i] > 0:
             scores[i, lengths[i] - 1] = score
+    if rm_reward.enabled(cfg):  # a learned reward replaces the verifier's score; acc stays the gold
+        scores, extra = rm_reward.rescore(cfg, tokenizer, prompts, rollout, n, texts, scores, dict(extra))
     return scores, dict(extra), texts
 
 

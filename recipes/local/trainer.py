@@ -33,9 +33,10 @@ from verl.trainer.ppo.metric_utils import compute_data_metrics, process_validati
 
 from core.data import Prompt
 from core.sampler import Rollout, cat_rollouts, generate, response_logprobs, select
-from recipes.local import algo
+from recipes.local import algo, rm_reward
 from recipes.local.critic import Critic
 from recipes.local.data import PromptStream
+from recipes.local.distill import Distiller, verl_batch
 
 
 class Engine:
@@ -63,6 +64,7 @@ class Engine:
         self.opt, self.sched = algo.optimizer(model.parameters(), a.optim, self.total_steps())
         self.critic = Critic(cfg, self.total_steps()) if str(cfg.algorithm.adv_estimator) == "gae" else None
         self.kl_ctrl = get_kl_controller(cfg.algorithm.kl_ctrl) if cfg.algorithm.use_kl_in_reward else None
+        self.distill = Distiller.maybe(cfg, tok)  # on-policy distillation: a fixed teacher (distill.py)
         self.gen = torch.Generator().manual_seed(self.seed)
         self.shuffle_rewards = bool(cfg.local.shuffle_rewards)
         self.step = 0
@@ -167,10 +169,13 @@ class Engine:
         self.step += 1
         t0 = time.time()
         prompts, ro, scores, extra, texts, metrics = self.collect()
+        metrics.update(rm_reward.step_metrics(extra))  # gold accuracy (and a learned reward's proxy score)
         t_gen = time.time()
         temp = float(self.cfg.actor_rollout_ref.rollout.temperature)
-        ref_lp = values = None
+        ref_lp = values = teacher_lp = None
         with torch.no_grad():
+            if self.distill is not None:
+                teacher_lp = self.distill.teacher_logprobs(ro)
             if self.need_ref:
                 ref_lp, _ = response_logprobs(
                     self.ref, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temp, group=self.n
@@ -188,7 +193,7 @@ class Engine:
             metrics["rlvr/critic_warmup"] = 1.0  # veRL: no actor update (nor lr step) while warmup > step
         else:
             epochs = int(self.cfg.actor_rollout_ref.actor.ppo_epochs)
-            first, means = self.update_actor(ro, batch.batch["advantages"], ref_lp, epochs)
+            first, means = self.update_actor(ro, batch.batch["advantages"], ref_lp, epochs, teacher_lp)
             metrics.update(first)
             metrics.update(means)
             metrics["actor/lr"] = float(self.sched.get_last_lr()[0])
@@ -217,7 +222,12 @@ class Engine:
         return metrics, dump
 
     def update_actor(
-        self, ro: Rollout, adv: torch.Tensor, ref_lp: torch.Tensor | None, epochs: int
+        self,
+        ro: Rollout,
+        adv: torch.Tensor,
+        ref_lp: torch.Tensor | None,
+        epochs: int,
+        teacher_lp: torch.Tensor | None = None,
     ) -> tuple[dict[str, float], dict[str, float]]:
         """``epochs`` passes over mini-batches of ``ppo_mini_batch_size`` whole groups, in order, one
         optimizer step each (grad clip ``actor.optim.clip_grad``). Returns the rollout-vs-training
@@ -263,6 +273,16 @@ class Engine:
                     entropy=ent if want_ent_grad else None,
                     ref_log_prob=None if ref_lp is None else ref_lp[sl, :R],
                 )
+                if self.distill is not None:  # veRL's distillation loss on top (recipe=opd)
+                    td = verl_batch(
+                        ro.prompts[sl],
+                        ro.prompt_mask[sl],
+                        ro.responses[sl, :R],
+                        m,
+                        ro.old_log_probs[sl, :R],
+                        teacher_lp[sl, :R],
+                    )
+                    loss, lm = self.distill.combine(self.actor_cfg, loss, lm, lp, td)
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
                 gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float(a.optim.clip_grad))

@@ -32,6 +32,7 @@ def by_title(doc) -> dict[str, object]:
 
 def test_checklist_order_and_registry() -> None:
     import analysis.checks_curves  # noqa: F401
+    import analysis.checks_rm  # noqa: F401
 
     names = sorted(CHECKS.names(), key=lambda n: CHECKS.get(n).order)
     assert names == [
@@ -42,6 +43,7 @@ def test_checklist_order_and_registry() -> None:
         "length_vs_accuracy",
         "base_pass_at_k",
         "reward_hacking",
+        "proxy_gold",
     ]
 
 
@@ -192,3 +194,18 @@ def test_logged_verl_mismatch_metrics(tmp_path: Path) -> None:
     sec = doc.sections[0]
     assert sec.status == "warn" and "training/rollout_probs_diff_mean" in sec.verdict
     assert "pearson r: min 0.870" in sec.verdict
+
+
+def test_proxy_gold_divergence_needs_proxy_up_and_gold_down() -> None:
+    import numpy as np
+
+    from analysis.checks_rm import divergence
+    from core.runs import Series
+
+    steps = np.arange(40)
+    rise_fall = np.r_[np.linspace(0.3, 0.6, 15), np.linspace(0.6, 0.1, 25)]
+    up = Series(steps, np.linspace(0.2, 0.9, 40))
+    assert divergence(up, Series(steps, rise_fall)).diverged()  # over-optimisation
+    assert not divergence(up, Series(steps, np.linspace(0.2, 0.6, 40))).diverged()  # both rise: learning
+    down = Series(steps, np.r_[np.linspace(0.2, 0.5, 15), np.linspace(0.5, 0.1, 25)])
+    assert not divergence(down, Series(steps, rise_fall)).diverged()  # both fall: a collapse, not a proxy gap

@@ -103,10 +103,10 @@ def verl_ppo_loss(actor_cfg, b):
 
 @pytest.mark.parametrize("recipe", RECIPES)
 @pytest.mark.parametrize("extra", [(), ("actor_rollout_ref.actor.entropy_coeff=0.01",)])
-def test_engine_math_equals_verl(recipe: str, extra: tuple[str, ...]) -> None:
+def test_engine_math_equals_verl(recipe: str, extra: tuple[str, ...], laptop_teacher) -> None:
     from verl.trainer.ppo import core_algos
 
-    cfg = compose_recipe(recipe, *extra)
+    cfg = compose_recipe(recipe, *extra, *laptop_teacher(recipe))
     validate(cfg, "local")
     n = int(cfg.actor_rollout_ref.rollout.n)
     b = fixed_batch(n)

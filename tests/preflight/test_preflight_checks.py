@@ -47,13 +47,13 @@ def laptop_cache(tmp_path_factory):
 
 
 @pytest.mark.parametrize("recipe", options("recipe"))
-def test_every_recipe_passes_on_its_own_laptop_data(recipe, laptop_cache, tmp_path) -> None:
+def test_every_recipe_passes_on_its_own_laptop_data(recipe, laptop_cache, laptop_teacher, tmp_path) -> None:
     """No check fails; the only warnings are about the embedded task's data (repeats, val/train overlap)."""
     code = call(
         command,
         "command",
         "preflight",
-        [f"recipe={recipe}", "engine=local", f"run_dir={tmp_path}"],
+        [f"recipe={recipe}", "engine=local", f"run_dir={tmp_path}", *laptop_teacher(recipe)],
         route=True,
     )
     rep = json.loads((tmp_path / "preflight.json").read_text())
