@@ -56,7 +56,8 @@ def _cfg() -> DictConfig:
             "scale=laptop",
             "algorithm.filter_groups.enable=false",
             "reward.reward_kwargs.overlong_buffer_cfg.enable=false",
-            "actor_rollout_ref.actor.ppo_mini_batch_size=8",
+            "data.train_batch_size=8",  # 8 prompts x 8 completions, as TRL's 64 per device
+            "actor_rollout_ref.actor.ppo_mini_batch_size=8",  # one update per step, as TRL
             "local.eval_samples=8",
             "rlvr.seed=0",
         ]
