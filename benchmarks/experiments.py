@@ -50,7 +50,9 @@ def status() -> Table:
     rows = []
     for name in EXPERIMENTS:
         try:
-            prov = results.read_experiment(name).get("provenance") or {}
+            data = results.read_experiment(name)
+            tables = [t.get("provenance") or {} for t in data.get("tables", {}).values()]
+            prov = data.get("provenance") or max(tables, key=lambda p: p.get("written", ""), default={})
         except FileNotFoundError:
             rows.append([name, "not recorded", "", ""])
             continue
