@@ -21,8 +21,10 @@ Not covered: downloading from the hub, non-causal models, quantised or sharded l
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import hashlib
 import json
+import shutil
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -315,3 +317,34 @@ def save(
 def num_params(model: torch.nn.Module) -> int:
     """Number of distinct parameters (tied weights counted once)."""
     return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+
+
+def cached_build(
+    path: Path,
+    meta: dict[str, Any],
+    build: Callable[[Path], dict[str, Any]],
+    log: Callable[[str], None] = print,
+) -> Path:
+    """The checkpoint directory ``path``, built by ``build(tmp_dir) -> info`` unless its
+    ``rlvr_meta.json`` records the same ``meta`` (file-locked; built aside, then moved into place)."""
+    meta_file = path / "rlvr_meta.json"
+
+    def cached() -> bool:
+        return meta_file.is_file() and json.loads(meta_file.read_text()).get("build") == meta
+
+    if cached():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if cached():
+            return path
+        if meta_file.is_file():
+            log(f"[local] {path}: cached model was built from other code or settings; rebuilding")
+        tmp = path.with_name(path.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        info = build(tmp)
+        (tmp / "rlvr_meta.json").write_text(json.dumps({"build": meta, **info}, indent=2, default=str) + "\n")
+        shutil.rmtree(path, ignore_errors=True)
+        tmp.rename(path)
+    return path

@@ -16,12 +16,9 @@ Not covered: SFT for tasks whose module has no ``sft_response(extra_info) -> str
 
 from __future__ import annotations
 
-import fcntl
 import importlib
-import json
 import random
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -82,23 +79,7 @@ def ensure_model(cfg: DictConfig, reward_fn: Any, log: Callable[[str], None] = p
     meta_file = path / "rlvr_meta.json"
     if path.is_dir() and not meta_file.is_file() and (path / "config.json").is_file():
         return path  # a user's own checkpoint
-    meta = build_meta(cfg)
-    if meta_file.is_file() and json.loads(meta_file.read_text()).get("build") == meta:
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.parent / f".{path.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if meta_file.is_file() and json.loads(meta_file.read_text()).get("build") == meta:
-            return path
-        if meta_file.is_file():
-            log(f"[local] {path}: cached model was built with other settings; rebuilding")
-        tmp = path.with_name(path.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        info = _train(cfg, reward_fn, tmp, log)
-        (tmp / "rlvr_meta.json").write_text(json.dumps({"build": meta, **info}, indent=2, default=str) + "\n")
-        shutil.rmtree(path, ignore_errors=True)
-        tmp.rename(path)
-    return path
+    return models.cached_build(path, build_meta(cfg), lambda tmp: _train(cfg, reward_fn, tmp, log), log)
 
 
 def _targets(cfg: DictConfig, tok: Any, extra_infos: list[dict[str, Any]]) -> list[list[int]]:

@@ -20,10 +20,8 @@ The cache is keyed by the settings and by :func:`core.fingerprint.source_hash` o
 
 from __future__ import annotations
 
-import fcntl
 import json
 import random
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -64,28 +62,7 @@ def build_meta(cfg: DictConfig) -> dict[str, Any]:
 def ensure_base_model(cfg: DictConfig, reward_fn: Any, log: Callable[[str], None] = print) -> Path:
     """The base model directory (built on first use, file-locked, rebuilt when settings or code change)."""
     path = Path(str(cfg.actor_rollout_ref.model.path)).expanduser()
-    meta = build_meta(cfg)
-    meta_file = path / "rlvr_meta.json"
-
-    def cached() -> bool:
-        return meta_file.is_file() and json.loads(meta_file.read_text()).get("build") == meta
-
-    if cached():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.parent / f".{path.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if cached():
-            return path
-        if meta_file.is_file():
-            log(f"[local] {path}: cached base model was built from other code or settings; rebuilding")
-        tmp = path.with_name(path.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        info = pretrain(cfg, reward_fn, tmp, log)
-        (tmp / "rlvr_meta.json").write_text(json.dumps({"build": meta, **info}, indent=2, default=str) + "\n")
-        shutil.rmtree(path, ignore_errors=True)
-        tmp.rename(path)
-    return path
+    return models.cached_build(path, build_meta(cfg), lambda tmp: pretrain(cfg, reward_fn, tmp, log), log)
 
 
 def encode(docs: list[Doc], tok: Any) -> list[list[int]]:
