@@ -46,6 +46,17 @@ class Control:
 
 
 @dataclass
+class Pilot:
+    """The pilot that set a sweep's seed count: its own seeds (never reused in the sweep) and where
+    its results are recorded (``results/<experiment>/``); ``decision`` says how the confirmatory
+    seed count followed from the pilot's estimate (written after the pilot, before the sweep)."""
+
+    experiment: str
+    seeds: list[int] = field(default_factory=list)
+    decision: str = ""
+
+
+@dataclass
 class SweepSpec:
     """``rlvr.sweep`` of a sweep file.
 
@@ -62,6 +73,9 @@ class SweepSpec:
         control: an optional control sweep (see :class:`Control`).
         cold_start: ``default``: every arm of seed s starts from the default-task cold start of
             seed s (``recipes.sweep``); null: the sweep's own.
+        arm_direction: per-arm exceptions to ``direction``, e.g. ``{agg=token_mean: 0}`` for an arm
+            that is measured but carries no prediction.
+        pilot: the pilot that set the seed count (see :class:`Pilot`), if any.
     """
 
     name: str
@@ -75,6 +89,12 @@ class SweepSpec:
     secondary: list[Metric] = field(default_factory=list)
     control: Control | None = None
     cold_start: str | None = None
+    arm_direction: dict[str, int] = field(default_factory=dict)
+    pilot: Pilot | None = None
+
+    def direction_of(self, arm: str) -> int:
+        """The predicted sign of (arm - baseline) for one arm."""
+        return int(self.arm_direction.get(arm, self.direction))
 
     @property
     def metrics(self) -> tuple[Metric, ...]:

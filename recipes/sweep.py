@@ -126,7 +126,11 @@ def prepare(name: str, extra: list[str] = (), jobs: int = 2) -> list[str]:
             return []
     params = sweep_params(name, extra)
     fixed = [o for o in extra if _key(o) not in params]
-    with_scale = fixed if any(_key(o) == "scale" for o in fixed) else [*fixed, "scale=laptop"]
+    if any(_key(o) == "scale" for o in fixed):
+        with_scale = fixed
+    else:  # the scale recipes.run applies on the local engine: the recipe's own laptop scale
+        laptop = compose([f"sweep={name}", *fixed]).rlvr.get("laptop_scale") or "laptop"
+        with_scale = [*fixed, f"scale={laptop}"]
     base = compose([f"sweep={name}", *with_scale])
     if base.rlvr.scale != "laptop" or str(base.engine.name) == "verl":
         return []

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 from omegaconf import DictConfig
-from verl.trainer.ppo.core_algos import get_kl_controller
+from verl.trainer.ppo.core_algos import get_kl_controller, kl_penalty
 from verl.trainer.ppo.metric_utils import compute_data_metrics, process_validation_metrics
 
 from core.data import Prompt
@@ -61,6 +61,10 @@ class Engine:
         self.actor_cfg = algo.actor_config(cfg)
         self.need_ref = bool(a.use_kl_loss) or bool(cfg.algorithm.use_kl_in_reward)
         self.ref = copy.deepcopy(model).eval().requires_grad_(False) if self.need_ref else None
+        # the starting policy, frozen: held-out drift from it is logged at every evaluation (whatever
+        # the KL coefficient, so a beta=0 arm has a drift curve too); a resumed run's copy is taken
+        # before its checkpoint loads, i.e. it is the same starting model
+        self.init = copy.deepcopy(model).eval().requires_grad_(False)
         self.opt, self.sched = algo.optimizer(model.parameters(), a.optim, self.total_steps())
         self.critic = Critic(cfg, self.total_steps()) if str(cfg.algorithm.adv_estimator) == "gae" else None
         self.kl_ctrl = get_kl_controller(cfg.algorithm.kl_ctrl) if cfg.algorithm.use_kl_in_reward else None
@@ -295,6 +299,19 @@ class Engine:
         return first, {k: float(np.mean(v)) for k, v in upd.items()}
 
     # ------------------------------------------------------------------ evaluation
+    @torch.no_grad()
+    def _drift(self, ro: Rollout, temperature: float, n: int) -> tuple[float, float]:
+        """Sum over response tokens of veRL's k3 (``low_var_kl``) estimate of KL(policy || starting
+        policy) on sampled held-out responses, and the token count."""
+        self.model.eval()
+        args = (ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temperature)
+        lp, _ = response_logprobs(self.model, *args, group=n)
+        init_lp, _ = response_logprobs(self.init, *args, group=n)
+        self.model.train()
+        kld = kl_penalty(logprob=lp, ref_logprob=init_lp, kl_penalty="low_var_kl")
+        mask = ro.response_mask.to(kld.dtype)
+        return float((kld * mask).sum()), float(mask.sum())
+
     def evaluate(self) -> tuple[dict[str, float], dict[str, Any]]:
         """Held-out accuracy with ``rollout.val_kwargs``; veRL's ``process_validation_metrics`` names."""
         vk = self.cfg.actor_rollout_ref.rollout.val_kwargs
@@ -302,10 +319,13 @@ class Engine:
         g_state = self.gen.get_state()
         self.gen.manual_seed(self.seed + 10_007)  # the same eval draws regardless of training history
         texts, scores_all, extra_all, lengths = [], [], {}, []
+        drift_sum, drift_tokens = 0.0, 0.0
         for i in range(0, len(self.val), 128):
             chunk = self.val[i : i + 128]
             ro = self._sample(chunk, n, vk)
             lengths += ro.response_lengths.tolist()
+            d_sum, d_tok = self._drift(ro, float(vk.temperature) if vk.do_sample else 1.0, n)
+            drift_sum, drift_tokens = drift_sum + d_sum, drift_tokens + d_tok
             sc, ex, tx = algo.score_rollout(self.cfg, self.reward_fn, self.tok, chunk, ro, n)
             texts += tx
             scores_all += sc.sum(-1).tolist()
@@ -337,6 +357,7 @@ class Engine:
         acc = float(np.mean(infos.get("acc", infos["reward"])))
         metrics["rlvr/val_acc"] = acc
         metrics["rlvr/val_response_length"] = float(np.mean(lengths))  # tokens, EOS included
+        metrics["rlvr/val_kl_to_init"] = drift_sum / max(drift_tokens, 1.0)
         dump = {
             "inputs": [p.text for p in reps],
             "outputs": texts,

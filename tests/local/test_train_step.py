@@ -165,3 +165,21 @@ def test_critic_warmup_holds_the_actor_back_as_verl_does(monkeypatch) -> None:
     assert all(torch.equal(a, b) for a, b in zip(first, eng.model.parameters(), strict=True))
     m2, _ = eng.train_step()
     assert "actor/pg_loss" in m2 and "rlvr/critic_warmup" not in m2
+
+
+def test_held_out_drift_from_the_start_is_zero_then_grows_after_an_update(monkeypatch) -> None:
+    """``rlvr/val_kl_to_init`` is logged with KL off (beta = 0): zero while the policy is the
+    starting one, positive once a step has changed it, and the starting copy is not trained."""
+    real_generate = trainer.generate
+    eng, _, _ = make_engine(monkeypatch, 4, 2, 2, "actor_rollout_ref.actor.optim.lr=1e-2")
+    fixed_generate = trainer.generate
+    monkeypatch.setattr(trainer, "generate", real_generate)  # held-out samples from the model itself
+    before, _ = eng.evaluate()
+    assert before["rlvr/val_kl_to_init"] == pytest.approx(0.0, abs=1e-6)
+    init_w = [p.detach().clone() for p in eng.init.parameters()]
+    monkeypatch.setattr(trainer, "generate", fixed_generate)
+    eng.train_step()
+    monkeypatch.setattr(trainer, "generate", real_generate)
+    after, _ = eng.evaluate()
+    assert after["rlvr/val_kl_to_init"] > 1e-4
+    assert all(torch.equal(a, p) for a, p in zip(init_w, eng.init.parameters(), strict=True))
