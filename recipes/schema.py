@@ -146,10 +146,19 @@ def _name(tp: Any) -> str:
 
 
 def _dataclass_of(tp: Any) -> type | None:
-    """The dataclass inside ``tp`` (``X`` or ``Optional[X]``), else None."""
-    for t in (tp, *typing.get_args(tp)):
+    """The dataclass ``tp`` is (``X`` or ``Optional[X]``), else None (``list[X]`` is not one)."""
+    union = typing.get_origin(tp) in (Union, types.UnionType)
+    for t in (tp, *(typing.get_args(tp) if union else ())):
         if dataclasses.is_dataclass(t):
             return t  # type: ignore[return-value]
+    return None
+
+
+def _item_dataclass_of(tp: Any) -> type | None:
+    """The dataclass ``X`` of a ``list[X]`` annotation, else None."""
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) is list and len(args) == 1 and dataclasses.is_dataclass(args[0]):
+        return args[0]  # type: ignore[return-value]
     return None
 
 
@@ -186,8 +195,11 @@ def schema_errors(node: Any, cls: type, prefix: str) -> list[str]:
         ok, value = _value(node, name)
         if not ok:
             continue
-        sub = _dataclass_of(hints[name])
-        if sub is not None and isinstance(value, DictConfig):
+        sub, item = _dataclass_of(hints[name]), _item_dataclass_of(hints[name])
+        if item is not None and isinstance(value, ListConfig):
+            for i, v in enumerate(value):
+                errs += schema_errors(v, item, f"{full}[{i}]")
+        elif sub is not None and isinstance(value, DictConfig):
             errs += schema_errors(value, sub, full)
         elif sub is not None and value is not None:
             errs.append(f"[{full}] expected a mapping ({sub.__name__}), got {value!r}")
