@@ -140,6 +140,7 @@ class SweepResult:
     design: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
     arms: dict[str, list[RunValues]] = field(default_factory=dict)
+    experiment: str | None = None
 
     @property
     def runs(self) -> list[RunValues]:
@@ -147,17 +148,18 @@ class SweepResult:
 
     @property
     def source(self) -> str:
-        return f"results/{experiment_name(self.spec.name)}"
+        return f"results/{self.experiment or experiment_name(self.spec.name)}"
 
 
-def load_sweep(name: str) -> SweepResult:
-    """The recorded results of sweep ``name``; a sweep never recorded has no arms."""
+def load_sweep(name: str, experiment: str | None = None) -> SweepResult:
+    """The recorded results of sweep ``name`` (in ``results/sweep-<name>/``, or ``experiment``, e.g.
+    its pilot's); a sweep never recorded has no arms."""
     spec = load(name)
     try:
-        data = results.read_experiment(experiment_name(name))
+        data = results.read_experiment(experiment or experiment_name(name))
     except FileNotFoundError:
-        return SweepResult(spec)
-    out = SweepResult(spec, data.get("design", {}), data.get("provenance", {}))
+        return SweepResult(spec, experiment=experiment)
+    out = SweepResult(spec, data.get("design", {}), data.get("provenance", {}), experiment=experiment)
     for rec in data["runs"].values():
         rv = RunValues(
             rec["arm"], int(rec["seed"]), rec.get("metrics", {}), rec.get("curves", {}), rec["wall_s"] / 60

@@ -30,7 +30,7 @@ from analysis.render import Table
 from core.compose import CONF_DIR
 from core.sweeps import Metric, SweepSpec, load
 
-OVERVIEW = ("dynamic_sampling", "kl_coef", "loss_norm", "format_weight", "loss_variants")
+OVERVIEW = ("dynamic_sampling", "kl_coef", "loss_norm", "format_weight")
 
 
 def _f(x: float, nd: int = 3, sign: bool = False) -> str:
@@ -100,7 +100,9 @@ def _rows(res: SweepResult, overview: list[str]) -> list[list[str]]:
             plo, phi = t_ci(pd)
             rows.append(cells + [_f(d, 3, sign=True), _ci(dlo, dhi), _ci(plo, phi)])
             if i == 0 and spec.direction:
-                v_, n = verdict(pd, spec.direction), seeds_needed(pd, spec.delta)
+                direction = spec.direction_of(label)
+                v_ = verdict(pd, direction) if direction else "measured, no prediction"
+                n = seeds_needed(pd, spec.delta)
                 overview[1] += f"{label}: {v_}; "
                 overview[3] += f"{label}: {d:+.3f} {_ci(plo, phi)}; "
                 if v_ != "reproduced" and n:
@@ -186,6 +188,41 @@ def figure(res: SweepResult, ctl: SweepResult | None) -> DocFigure | None:
     return DocFigure(f"ablation-{res.spec.name}", data, _draw, alt=str(res.spec.title))
 
 
+def pilot_lines(res: SweepResult) -> tuple[list[str], list[str]]:
+    """The pilot that set the seed count: per arm, the paired difference on the primary metric, its
+    spread and the seeds a paired t-test needs for 80% power at ``delta``; and the decision."""
+    spec, pilot = res.spec, res.spec.pilot
+    if pilot is None:
+        return [], []
+    p = load_sweep(spec.name, pilot.experiment)
+    seeds = ", ".join(str(x) for x in pilot.seeds)
+    head = f"**Pilot** (seeds {seeds}, not reused; `make results NAME={pilot.experiment}`)."
+    base = p.arms.get(spec.baseline or "", [])
+    if not p.runs or not base:
+        return ["", head + " Not recorded."], []
+    rows = []
+    for label, rs in p.arms.items():
+        if label == spec.baseline:
+            continue
+        pd = paired(base, rs, spec.metric)
+        sd = float(np.std(pd, ddof=1)) if len(pd) > 1 else float("nan")
+        n = seeds_needed(pd, spec.delta)
+        rows.append(
+            [f"`{label}`", str(len(pd)), _f(float(np.mean(pd)), 3, sign=True), _f(sd), str(n) if n else "–"]
+        )
+    header = [
+        "arm",
+        "seeds",
+        f"Δ {spec.metric.label} vs {spec.baseline}",
+        "SD of paired Δ",
+        f"seeds for 80% power at ±{spec.delta:g}",
+    ]
+    lines = ["", head + " " + compute_line(p) + ".", "", Table(header, rows).markdown()]
+    if pilot.decision:
+        lines += ["", f"**Seeds chosen from the pilot.** {pilot.decision}"]
+    return lines, [source_line(p.source, p.provenance)]
+
+
 def sweep_block(name: str) -> tuple[Rendered, list[str]]:
     """One sweep's block and its overview row."""
     res = _load(name)
@@ -198,16 +235,18 @@ def sweep_block(name: str) -> tuple[Rendered, list[str]]:
         f"Sweep: `conf/sweep/{name}.yaml` (`make sweep SWEEP={name}`).",
     ]
     row = [str(spec.title), "", str(len({r.seed for r in res.runs})), "", ""]
+    pilot, pilot_sources = pilot_lines(res)
+    lines += pilot
     if not res.runs:
         lines += ["", "**Not run.** No recorded runs of this sweep exist; nothing is claimed."]
-        return Rendered("\n".join(lines)), [str(spec.title), "not run", "–", "–", "–"]
+        return Rendered("\n".join(lines), sources=pilot_sources), [str(spec.title), "not run", "–", "–", "–"]
     header = ["metric", "arm", "seeds", "mean", "95% CI (t)", f"Δ vs {spec.baseline}", "Δ 95% CI (Welch)"]
     table = Table([*header, "Δ paired 95% CI"], _rows(res, row)).markdown()
     fig = figure(res, ctl)
     lines += ["", f"**Compute.** {compute_line(res)}.", "", table, ""]
     if fig is not None:
         lines += ["{fig:" + fig.name + "}", ""]
-    sources = [source_line(res.source, res.provenance)]
+    sources = [*pilot_sources, source_line(res.source, res.provenance)]
     if ctl is not None:
         extra, primary = control_rows(res, ctl)
         lines += extra

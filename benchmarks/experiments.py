@@ -22,6 +22,7 @@ from core import results
 from core.cli import hydra_main
 from core.compose import CONF_DIR
 from core.registry import Registry
+from core.sweeps import load as sweep_spec
 
 EXPERIMENTS: Registry[list[str]] = Registry("experiment")
 PY = [sys.executable, "-m"]
@@ -29,6 +30,13 @@ PY = [sys.executable, "-m"]
 EXPERIMENTS.add("seed_table", [*PY, "benchmarks.seed_table"])
 for _p in sorted((CONF_DIR / "sweep").glob("*.yaml")):
     EXPERIMENTS.add(f"sweep-{_p.stem}", [*PY, "recipes.sweep", f"sweep={_p.stem}"])
+    _pilot = sweep_spec(_p.stem).pilot
+    if _pilot is not None:  # the pilot that set the sweep's seed count, on its own seeds
+        _seeds = ",".join(str(s) for s in _pilot.seeds)
+        EXPERIMENTS.add(
+            _pilot.experiment,
+            [*PY, "recipes.sweep", f"sweep={_p.stem}", f"rlvr.seed={_seeds}", f"results={_pilot.experiment}"],
+        )
 for _p in sorted((CONF_DIR / "pipeline").glob("*.yaml")):
     EXPERIMENTS.add(f"pipeline-{_p.stem}", [*PY, "recipes.pipeline", f"pipeline={_p.stem}"])
 EXPERIMENTS.add("bench_rewards", [*PY, "benchmarks.bench_rewards"])

@@ -129,7 +129,8 @@ def prepare(name: str, extra: list[str] = (), jobs: int = 2) -> list[str]:
     if any(_key(o) == "scale" for o in fixed):
         with_scale = fixed
     else:  # the scale recipes.run applies on the local engine: the recipe's own laptop scale
-        laptop = compose([f"sweep={name}", *fixed]).rlvr.get("laptop_scale") or "laptop"
+        pick = [o for o in fixed if _key(o) == "recipe"]  # others may need the scale's keys to exist
+        laptop = compose([f"sweep={name}", *pick]).rlvr.get("laptop_scale") or "laptop"
         with_scale = [*fixed, f"scale={laptop}"]
     base = compose([f"sweep={name}", *with_scale])
     if base.rlvr.scale != "laptop" or str(base.engine.name) == "verl":

@@ -86,7 +86,7 @@ def test_control_not_run_is_said(tmp_path: Path) -> None:
     )
     record_sweep(main)
     assert (
-        "no filter, 18 prompts/step (same rollouts). Not run: no comparison."
+        "no filter, 48 prompts/step (the filter arm's first round). Not run: no comparison."
         in ablations_doc.sweep_block("dynamic_sampling")[0].markdown
     )
 
@@ -111,3 +111,19 @@ def test_strict_accuracy_rescores_the_last_dump(tmp_path: Path) -> None:
     assert math.isnan(strict_accuracy(SimpleNamespace(path=tmp_path)))  # the empty step-100 dump is read
     (val / "100.jsonl").unlink()
     assert abs(strict_accuracy(SimpleNamespace(path=tmp_path)) - 1 / 3) < 1e-9
+
+
+def test_pilot_is_rendered_before_the_sweep_runs(tmp_path: Path, results_dir: Path) -> None:
+    """The pilot recorded under its own experiment shows (seeds, paired difference, seeds for 80%
+    power) while the sweep itself is still "not run"; its source is listed with the block's."""
+    pilot = _finish(
+        write_sweep(tmp_path / "dynamic_sampling-1", "filter", ["none", "dynamic"], seeds=2, steps=20)
+    )
+    record_sweep(pilot, experiment="sweep-dynamic_sampling-pilot")
+    rendered, row = ablations_doc.sweep_block("dynamic_sampling")
+    md = rendered.markdown
+    assert "**Pilot** (seeds 100, 101, not reused; `make results NAME=sweep-dynamic_sampling-pilot`)" in md
+    line = next(x for x in md.splitlines() if x.startswith("| `filter=dynamic` | 2 |"))
+    assert float(line.split("|")[3]) > 0.05  # the synthetic filter arm gains more in both seeds
+    assert "**Not run.**" in md and row[1] == "not run"
+    assert any("results/sweep-dynamic_sampling-pilot" in s for s in rendered.sources)

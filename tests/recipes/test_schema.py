@@ -1,3 +1,8 @@
+"""The config schema checks a sweep spec's list of metrics item by item."""
+
+from __future__ import annotations
+
+
 def test_every_sweep_spec_validates_including_its_list_of_metrics() -> None:
     """A sweep's ``secondary`` is a list of Metric mappings: each item is checked (an unknown key is
     named with its index), and a valid list is not mistaken for a mapping."""

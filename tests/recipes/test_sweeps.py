@@ -33,7 +33,6 @@ SWEEPS = [
     "kl_coef",
     "loss_norm",
     "format_weight",
-    "loss_variants",
 ]
 AXIS_GROUPS = ["adv", "loss", "agg", "clip", "kl", "filter", "verifier", "length", "model", "dataset"]
 SWEEP_META = {f.name for f in dataclasses.fields(SweepSpec)}
@@ -63,8 +62,8 @@ def params():
 
 @functools.cache
 def arm(name: str, *overrides: str):
-    """One composed arm at laptop scale (cached: several tests look at the same arms)."""
-    return compose([f"sweep={name}", "scale=laptop", *overrides])
+    """One composed arm at the sweeps' laptop scale (cached: several tests look at the same arms)."""
+    return compose([f"sweep={name}", "scale=laptop_base", *overrides])
 
 
 def test_all_sweeps_defined():
@@ -105,15 +104,31 @@ def test_arms_differ_only_in_swept_keys(hydra_ctx, params, name):
         assert changed, f"{name}: {axis}={level} changes nothing"
 
 
-def test_laptop_task_knobs_are_the_same_in_every_arm(hydra_ctx):
-    """The task knobs live in the sweep file, so both arms of dynamic_sampling see the mixed task."""
+def test_every_arm_runs_from_the_base_model_on_one_budget(hydra_ctx, params):
+    """R1-Zero in miniature for every arm: the pretrained base model, the chain-sum task, 40 steps
+    with an evaluation every 10 -- set in the sweep files, so no arm differs in them."""
+    for name in SWEEPS:
+        axis = next(k for k in params[name] if k != "rlvr.seed")
+        for level in params[name][axis]:
+            cfg = arm(name, f"{axis}={level}", "rlvr.seed=0")
+            assert "tiny-base" in cfg.actor_rollout_ref.model.path and "chain_sum" in cfg.data.train_files
+            assert (cfg.trainer.total_training_steps, cfg.trainer.test_freq) == (40, 10), name
     a = arm("dynamic_sampling", "filter=none", "rlvr.seed=0")
     b = arm("dynamic_sampling", "filter=dynamic", "rlvr.seed=0")
-    for cfg in (a, b):
-        assert list(cfg.local.task.params.digits) == [2, 3, 4]
-        assert "d234" in cfg.data.train_files and "for-d234" in cfg.actor_rollout_ref.model.path
-        assert cfg.trainer.total_training_steps == 60
     assert a.algorithm.filter_groups.enable is False and b.algorithm.filter_groups.enable is True
+
+
+@pytest.mark.parametrize("name", SWEEPS)
+def test_pilot_seeds_are_never_reused_and_the_pilot_is_one_command(params, name):
+    from benchmarks.experiments import EXPERIMENTS
+    from core.sweeps import load
+
+    pilot = load(name).pilot
+    if pilot is None:
+        return
+    assert pilot.seeds and not {str(x) for x in pilot.seeds} & set(params[name]["rlvr.seed"])
+    argv = EXPERIMENTS.get(pilot.experiment)
+    assert f"results={pilot.experiment}" in argv and f"sweep={name}" in argv
 
 
 @pytest.mark.parametrize(
@@ -143,7 +158,7 @@ def test_launchers_compose(hydra_ctx, launcher, target):
 def test_sweep_cli_plan(hydra_ctx, capsys):
     assert main(["sweep=kl_coef", "plan=true"]) == 0
     err = capsys.readouterr().err
-    assert "kl_coef: 15 runs" in err and "kl=k3_0.05 rlvr.seed=4" in err
+    assert "kl_coef: 15 runs" in err and "rlvr.seed=4 kl=k3_0.05" in err
     assert main(["sweep=nope", "plan=true"]) == 2
     # a swept key on the command line replaces the file's list; a list on any other key is refused
     assert main(["sweep=kl_coef", "rlvr.seed=0,1", "plan=true"]) == 0
@@ -154,7 +169,9 @@ def test_sweep_cli_plan(hydra_ctx, capsys):
 
 
 def test_prepare_builds_each_seeds_cold_start_in_parallel_once(tmp_path, monkeypatch) -> None:
-    """format_weight's own (untagged) cold starts: two seeds built by two spawned workers, then cached."""
+    """A sweep's own cold starts at the SFT laptop scale (an untagged variant here): two seeds built
+    by two spawned workers, then cached; at the recipe's own laptop scale from the base model
+    (scale=laptop_base) there is no cold start and nothing is built."""
     import json
 
     from recipes.sweep import prepare
@@ -169,12 +186,20 @@ def test_prepare_builds_each_seeds_cold_start_in_parallel_once(tmp_path, monkeyp
         "local.sft.eval_n=16",
         "local.sft.min_pass=0.0",
     ]
-    written = prepare("format_weight", small, jobs=2)
-    assert sorted(Path(w).name for w in written) == ["tiny-qwen2-untagged-sft0", "tiny-qwen2-untagged-sft1"]
+    assert prepare("format_weight", small, jobs=2) == []  # laptop_base: RL from the base model
+    assert not (tmp_path / "models").exists()
+    own = [
+        *small,
+        "scale=laptop",
+        "local.sft.untagged_answer_rate=0.5",
+        "actor_rollout_ref.model.path=" + str(tmp_path / "models" / "untagged-sft${local.sft.seed}"),
+    ]
+    written = prepare("format_weight", own, jobs=2)
+    assert sorted(Path(w).name for w in written) == ["untagged-sft0", "untagged-sft1"]
     for w in written:
         meta = json.loads((Path(w) / "rlvr_meta.json").read_text())
         assert meta["build"]["sft"]["untagged_answer_rate"] == 0.5 and meta["sft_steps"] == 10
-    assert prepare("format_weight", small, jobs=2) == []  # cached: nothing rebuilt
+    assert prepare("format_weight", own, jobs=2) == []  # cached: nothing rebuilt
 
 
 def test_sweep_resume_checks_the_directory_and_overrides(hydra_ctx, capsys, tmp_path) -> None:
