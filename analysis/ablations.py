@@ -96,7 +96,7 @@ def record_sweep(
     rec = json.loads((sweep_dir / "sweep.json").read_text()) if (sweep_dir / "sweep.json").is_file() else {}
     design = {
         "spec": OmegaConf.to_container(OmegaConf.structured(spec)),
-        "planned_runs": planned_runs(name),
+        "planned_runs": planned_runs(name, rec.get("overrides") or ()),
         "arms": {arm: sorted(int(r.seed) for r in rs if r.seed is not None) for arm, rs in arms.items()},
         "sweep": {k: rec.get(k) for k in ("wall_minutes", "launcher", "overrides", "started", "invocations")},
         "sweep_dir": str(sweep_dir),

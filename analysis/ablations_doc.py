@@ -28,7 +28,7 @@ from analysis.docgen import SECTIONS, DocFigure, Rendered, source_line
 from analysis.metrics import seeds_needed, t_ci, welch_diff_ci
 from analysis.render import Table
 from core.compose import CONF_DIR
-from core.sweeps import Metric, SweepSpec, load
+from core.sweeps import Metric, SweepSpec, load, planned_runs
 
 OVERVIEW = ("dynamic_sampling", "kl_coef", "loss_norm", "format_weight")
 
@@ -78,7 +78,8 @@ def compute_line(res: SweepResult) -> str:
     """Runs finished of planned, the sweep's wall minutes and the summed run minutes."""
     wall = (res.design.get("sweep") or {}).get("wall_minutes")
     mins = sum(r.minutes for r in res.runs)
-    planned = res.design.get("planned_runs", "?")
+    overrides = (res.design.get("sweep") or {}).get("overrides") or ()
+    planned = planned_runs(res.spec.name, overrides) if res.design else "?"
     wall_s = f"{wall:.0f} wall minutes" if wall else "wall time not recorded"
     return f"{len(res.runs)} of {planned} runs finished, {wall_s}, {mins:.0f} run-minutes"
 

@@ -120,9 +120,14 @@ def load(name: str) -> SweepSpec:
     return typed(node)
 
 
-def planned_runs(name: str) -> int:
-    """Number of runs the sweep file defines (product of its ``hydra.sweeper.params`` lists)."""
-    params = OmegaConf.load(CONF_DIR / "sweep" / f"{name}.yaml").hydra.sweeper.params
+def planned_runs(name: str, overrides: list[str] | tuple[str, ...] = ()) -> int:
+    """Number of runs the sweep file defines (product of its ``hydra.sweeper.params`` lists), with
+    any swept key the invocation's ``overrides`` replace (e.g. a pilot's ``rlvr.seed=100,101``)."""
+    params = dict(OmegaConf.load(CONF_DIR / "sweep" / f"{name}.yaml").hydra.sweeper.params)
+    for o in overrides:
+        key, _, value = str(o).partition("=")
+        if key in params:
+            params[key] = value
     total = 1
     for v in params.values():
         total *= len(str(v).split(","))

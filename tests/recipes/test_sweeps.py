@@ -1,4 +1,4 @@
-"""Sweep definitions: at least 5 seeds each, arms differ only in the swept axis and the seed,
+"""Sweep definitions: at least 3 seeds each, arms differ only in the swept axis and the seed,
 launchers compose, and the sweep CLI plans without running anything.
 
 Kept cheap (each Hydra compose of the full veRL tree costs ~0.5 s of CPU): the params of each sweep
@@ -73,7 +73,7 @@ def test_all_sweeps_defined():
 @pytest.mark.parametrize("name", SWEEPS)
 def test_sweep_shape(params, name):
     p = params[name]
-    assert len(p["rlvr.seed"]) >= 5
+    assert len(p["rlvr.seed"]) >= 3, "at least two degrees of freedom for a paired t interval"
     assert len(p) == 2, "a sweep crosses exactly one axis with the seeds"
     body = yaml.safe_load(Path(CONF_DIR, "sweep", f"{name}.yaml").read_text())
     meta = body["rlvr"]["sweep"]
@@ -158,12 +158,12 @@ def test_launchers_compose(hydra_ctx, launcher, target):
 def test_sweep_cli_plan(hydra_ctx, capsys):
     assert main(["sweep=kl_coef", "plan=true"]) == 0
     err = capsys.readouterr().err
-    assert "kl_coef: 15 runs" in err and "rlvr.seed=4 kl=k3_0.05" in err
+    assert "kl_coef: 9 runs" in err and "rlvr.seed=2 kl=k3_0.05" in err
     assert main(["sweep=nope", "plan=true"]) == 2
     # a swept key on the command line replaces the file's list; a list on any other key is refused
     assert main(["sweep=kl_coef", "rlvr.seed=0,1", "plan=true"]) == 0
     err = capsys.readouterr().err
-    assert "kl_coef: 6 runs" in err and "rlvr.seed=4" not in err
+    assert "kl_coef: 6 runs" in err and "rlvr.seed=2" not in err
     assert main(["sweep=kl_coef", "trainer.total_training_steps=10,20", "plan=true"]) == 2
     assert "only the sweep's own keys" in capsys.readouterr().err
 
@@ -208,7 +208,7 @@ def test_sweep_resume_checks_the_directory_and_overrides(hydra_ctx, capsys, tmp_
         (d / job).mkdir(parents=True)
         (d / job / "summary.json").write_text("{}")
     (d / "sweep.json").write_text(json.dumps({"sweep": "kl_coef", "overrides": ["rlvr.seed=0,1"]}))
-    # no overrides given: the recorded ones are reused (6 runs, not the file's 15)
+    # no overrides given: the recorded ones are reused (6 runs, not the file's 9)
     assert main(["sweep=kl_coef", f"resume={d}", "plan=true"]) == 0
     err = capsys.readouterr().err
     assert "kl_coef: 6 runs" in err and "2 of 6 runs finished" in err
