@@ -25,10 +25,11 @@ from matplotlib.figure import Figure
 
 from analysis.ablations import RunValues, SweepResult, load_sweep
 from analysis.docgen import SECTIONS, DocFigure, Rendered, source_line
-from analysis.metrics import seeds_needed, t_ci, welch_diff_ci
+from analysis.metrics import paired_power, seeds_needed, t_ci, welch_diff_ci
 from analysis.render import Table
 from core.compose import CONF_DIR
 from core.sweeps import Metric, SweepSpec, load, planned_runs
+from core.sweeps import params as sweep_params_of
 
 OVERVIEW = ("dynamic_sampling", "kl_coef", "loss_norm", "format_weight")
 
@@ -201,15 +202,23 @@ def pilot_lines(res: SweepResult) -> tuple[list[str], list[str]]:
     base = p.arms.get(spec.baseline or "", [])
     if not p.runs or not base:
         return ["", head + " Not recorded."], []
-    rows = []
+    rows, n_conf = [], len(sweep_params_of(spec.name)["rlvr.seed"])
     for label, rs in p.arms.items():
         if label == spec.baseline:
             continue
         pd = paired(base, rs, spec.metric)
         sd = float(np.std(pd, ddof=1)) if len(pd) > 1 else float("nan")
         n = seeds_needed(pd, spec.delta)
+        pw = paired_power(spec.delta / sd, n_conf) if sd > 0 else float("nan")
         rows.append(
-            [f"`{label}`", str(len(pd)), _f(float(np.mean(pd)), 3, sign=True), _f(sd), str(n) if n else "–"]
+            [
+                f"`{label}`",
+                str(len(pd)),
+                _f(float(np.mean(pd)), 3, sign=True),
+                _f(sd),
+                str(n) if n else "–",
+                f"{pw:.2f}" if np.isfinite(pw) else "–",
+            ]
         )
     header = [
         "arm",
@@ -217,6 +226,7 @@ def pilot_lines(res: SweepResult) -> tuple[list[str], list[str]]:
         f"Δ {spec.metric.label} vs {spec.baseline}",
         "SD of paired Δ",
         f"seeds for 80% power at ±{spec.delta:g}",
+        f"power of the sweep's {n_conf} seeds at ±{spec.delta:g}",
     ]
     lines = ["", head + " " + compute_line(p) + ".", "", Table(header, rows).markdown()]
     if pilot.decision:

@@ -120,6 +120,12 @@ def load(name: str) -> SweepSpec:
     return typed(node)
 
 
+def params(name: str) -> dict[str, list[str]]:
+    """The swept keys of ``conf/sweep/<name>.yaml`` and their values, as the file lists them."""
+    raw = OmegaConf.load(CONF_DIR / "sweep" / f"{name}.yaml").hydra.sweeper.params
+    return {str(k): [x.strip() for x in str(v).split(",")] for k, v in raw.items()}
+
+
 def planned_runs(name: str, overrides: list[str] | tuple[str, ...] = ()) -> int:
     """Number of runs the sweep file defines (product of its ``hydra.sweeper.params`` lists), with
     any swept key the invocation's ``overrides`` replace (e.g. a pilot's ``rlvr.seed=100,101``)."""
