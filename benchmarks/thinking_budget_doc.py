@@ -22,6 +22,11 @@ EXP = "thinking_budget"
 LABELS = {"base": "base model (before RL)", "rl": "after RL"}
 
 
+def by_budget(group: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """A curve's ``(budget, cell)`` pairs in budget order (results files sort keys as strings)."""
+    return sorted(((int(b), v) for b, v in group["budgets"].items()), key=lambda bv: bv[0])
+
+
 def draw(models: dict[str, Any]) -> Any:
     """One panel per model: accuracy against the budget, a line (and 95% band) per difficulty level."""
     import matplotlib.pyplot as plt  # only drawing needs it (analysis.docgen sets the backend)
@@ -29,12 +34,10 @@ def draw(models: dict[str, Any]) -> Any:
     fig, axes = plt.subplots(1, len(models), figsize=(5.2 * len(models), 3.6), sharey=True, squeeze=False)
     for ax, (label, m) in zip(axes[0], models.items(), strict=True):
         for name, g in m["groups"].items():
-            xs = [int(b) for b in g["budgets"]]
-            ys = [v["acc"] for v in g["budgets"].values()]
+            xs, cells = zip(*by_budget(g), strict=True)
             style = {"color": "black", "lw": 2.2} if name == "all" else {"lw": 1.2}
-            line = ax.plot(xs, ys, "o-", ms=3, label=name, **style)[0]
-            lo = [v["lo"] for v in g["budgets"].values()]
-            hi = [v["hi"] for v in g["budgets"].values()]
+            line = ax.plot(xs, [v["acc"] for v in cells], "o-", ms=3, label=name, **style)[0]
+            lo, hi = [v["lo"] for v in cells], [v["hi"] for v in cells]
             ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.12)
         ax.set(
             xlabel="thinking budget N (reasoning tokens)", title=LABELS.get(label, label), ylim=(-0.02, 1.02)
@@ -49,12 +52,12 @@ def draw(models: dict[str, Any]) -> Any:
 def curve_table(m: dict[str, Any]) -> str:
     """Markdown: one model's accuracy [95% CI] per level x budget and the share each budget cut."""
     groups = m["groups"]
-    budgets = list(groups["all"]["budgets"])
+    budgets = [b for b, _ in by_budget(groups["all"])]
     rows = [
-        [g, *[f"{v['acc']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" for v in groups[g]["budgets"].values()]]
+        [g, *[f"{v['acc']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" for _, v in by_budget(groups[g])]]
         for g in groups
     ]
-    rows.append(["share cut (all)", *[f"{v['cut_share']:.2f}" for v in groups["all"]["budgets"].values()]])
+    rows.append(["share cut (all)", *[f"{v['cut_share']:.2f}" for _, v in by_budget(groups["all"])]])
     return Table(["level", *[f"N={b}" for b in budgets]], rows).markdown()
 
 
