@@ -72,11 +72,16 @@ def taught(tmp_path_factory):
         labels[i, :start] = -100
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
-    for _ in range(150):
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny ops: a second thread only waits on a shared, loaded machine
+    try:
+        for _ in range(150):
+            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    finally:
+        torch.set_num_threads(threads)
     assert loss.item() < 0.05, f"the tiny model did not learn the taught responses (loss {loss.item():.3f})"
     model.eval()
     models.save(model, tok, root / "rl")
