@@ -16,7 +16,7 @@ ARGS   ?=
 PYTEST_ARGS ?=
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
-        eval diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts clean
+        eval budget diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -73,6 +73,9 @@ bench-engine: setup ## Local engine speed vs TRL GRPOTrainer and the machine flo
 
 eval: setup ## pass@k / maj@k evaluation: make eval MODEL=<path|run dir> DATA=<parquet> N=64 K=1,4,16,64
 	$(PY) -m analysis.evaluate model=$(MODEL) data=$(DATA) $(if $(N),n=$(N)) $(if $(K),k=[$(K)]) $(if $(OUT),out=$(OUT)) $(ARGS)
+
+budget: setup ## Thinking-budget curve (seed 002): make budget MODEL=<checkpoint|run dir> [BUDGETS=0,8,32] [OUT=dir]
+	$(PY) -m benchmarks.budget model=$(MODEL) $(if $(BUDGETS),budgets=[$(BUDGETS)]) $(if $(OUT),out=$(OUT)) $(ARGS)
 
 diagnose: setup ## RLVR diagnostic checklist for a run: make diagnose RUN=<run dir>
 	$(PY) -m analysis.diagnose run=$(RUN) $(if $(OUT),out=$(OUT)) $(ARGS)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from omegaconf import DictConfig
 
+import analysis.checks_behaviour  # noqa: F401  (registers check 9: self-checks and corrections)
 import analysis.checks_curves  # noqa: F401  (registers checks 4-7)
 import analysis.checks_rm  # noqa: F401  (registers check 8: learned reward vs gold)
 from analysis.checks import CHECKS, Context

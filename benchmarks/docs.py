@@ -19,6 +19,7 @@ from omegaconf import DictConfig
 import analysis.docsections  # noqa: F401  (registers its sections)
 import benchmarks.doc_sections  # noqa: F401  (registers its sections)
 import benchmarks.r1_zero_doc  # noqa: F401  (registers its sections)
+import benchmarks.thinking_budget_doc  # noqa: F401  (registers its section)
 from analysis.docgen import generate
 from core.cli import hydra_main
 

@@ -49,6 +49,7 @@ EXPERIMENTS.add(
     "base_recipes",
     [*PY, "benchmarks.r1_zero_curves", "recipes=[dapo,drgrpo]", "seeds=[0]", "results=base_recipes"],
 )
+EXPERIMENTS.add("thinking_budget", [*PY, "benchmarks.thinking_budget"])  # seed 002 §3.2-3.4
 for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/reward_models.md)
     EXPERIMENTS.add(_name, [*PY, "benchmarks.rm_study", f"experiment={_name}"])
 

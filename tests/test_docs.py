@@ -10,6 +10,7 @@ import pytest
 import analysis.docsections  # noqa: F401  (registers its sections)
 import benchmarks.doc_sections  # noqa: F401  (registers its sections)
 import benchmarks.r1_zero_doc  # noqa: F401  (registers its sections)
+import benchmarks.thinking_budget_doc  # noqa: F401  (registers its section)
 from analysis import docgen
 from benchmarks.experiments import EXPERIMENTS
 

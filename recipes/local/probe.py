@@ -4,7 +4,8 @@
 laptop scale), scores them with the run's reward function and reports the pass rate overall, by
 difficulty (``extra_info.k``, else ``digits``), by response-length bucket (tokens, EOS included)
 and by mode: a response is *worked* when it writes at least one ``=`` (a step), else *direct*;
-``check`` and ``fix`` mark the corpus' self-check and corrected-slip phrasings. What a base model
+``check`` and ``fix`` mark the corpus' self-check and corrected-slip phrasings
+(:func:`analysis.behaviours.response_kind`). What a base model
 must show for R1-Zero's story: a low but non-zero pass rate, higher when worked.
 Not covered: greedy decoding, per-style pass rates of tasks without ``=`` steps.
 """
@@ -18,20 +19,12 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
+from analysis.behaviours import response_kind
 from core.data import Prompt, load_prompts
 from core.sampling import LocalSampler, Settings, decode, score_text
 
 #: response-length buckets (tokens): [lo, hi)
 BUCKETS = ((0, 8), (8, 16), (16, 32), (32, 64), (64, 10**9))
-
-
-def response_kind(text: str) -> dict[str, bool]:
-    """What a response does: works steps, checks, corrects a slip.
-
-    >>> response_kind("3+5=8 no 3+5=8 so 8 check 8=8 ok")
-    {'worked': True, 'check': True, 'fix': True}
-    """
-    return {"worked": "=" in text, "check": " check " in f" {text} ", "fix": " no " in f" {text} "}
 
 
 def probe_prompts(cfg: DictConfig, tok: Any) -> list[Prompt]:

@@ -44,6 +44,7 @@ def test_checklist_order_and_registry() -> None:
         "base_pass_at_k",
         "reward_hacking",
         "proxy_gold",
+        "self_checks",
     ]
 
 
@@ -209,3 +210,29 @@ def test_proxy_gold_divergence_needs_proxy_up_and_gold_down() -> None:
     assert not divergence(up, Series(steps, np.linspace(0.2, 0.6, 40))).diverged()  # both rise: learning
     down = Series(steps, np.r_[np.linspace(0.2, 0.5, 15), np.linspace(0.5, 0.1, 25)])
     assert not divergence(down, Series(steps, rise_fall)).diverged()  # both fall: a collapse, not a proxy gap
+
+
+def test_self_check_share_start_vs_end(tmp_path: Path) -> None:
+    """Check 9 counts the corpus' self-check and correction phrasings per held-out dump."""
+    run = tmp_path / "run"
+    (run / "validation").mkdir(parents=True)
+    first = ["1+2+3=3+3=6 check 3+3=6 ok"] * 4 + ["1+2+3=4 no 1+2=3 so 3+3=6"] + ["6"] * 5
+    last = ["1+2+3=3+3=6 check 3+3=6 ok"] + ["1+2+3=3+3=6"] * 9
+    for step, outs in ((0, first), (80, last)):
+        rows = [json.dumps({"input": "1+2+3", "output": o, "gts": "6", "score": 1.0}) for o in outs]
+        (run / "validation" / f"{step}.jsonl").write_text("\n".join(rows) + "\n")
+    (run / "metrics.jsonl").write_text('{"step": 1, "data": {"critic/score/mean": 0.1}}\n')
+    doc, files = diagnose.run(cfg_for(run, tmp_path / "out", checks=["self_checks"]))
+    sec = doc.sections[0]
+    assert sec.status == "info" and "falling" in sec.verdict, sec.verdict
+    rows = {r[0]: r for r in sec.tables[0].rows}
+    assert rows["self-check or correction"][1].startswith("0.5") and rows["self-check or correction"][
+        2
+    ].startswith("0.1")
+    assert rows["correction"][3] == "-0.100" and rows["worked"][3] == "+0.500"
+    assert (tmp_path / "out" / "self_checks.png").is_file()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "metrics.jsonl").write_text('{"step": 1, "data": {"critic/score/mean": 0.1}}\n')
+    doc, _ = diagnose.run(cfg_for(empty, tmp_path / "out2", checks=["self_checks"]))
+    assert doc.sections[0].status == "not_logged"
