@@ -47,7 +47,7 @@ EXPERIMENTS.add("preflight", [*PY, "benchmarks.bench_preflight"])
 EXPERIMENTS.add("r1_zero_curves", [*PY, "benchmarks.r1_zero_curves", "seeds=[0,1,2,3,4]"])
 EXPERIMENTS.add(
     "base_recipes",
-    [*PY, "benchmarks.r1_zero_curves", "recipes=[dapo,drgrpo]", "seeds=[0]", "results=base_recipes"],
+    [*PY, "benchmarks.r1_zero_curves", "recipes=[dapo,drgrpo]", "seeds=[0,1,2,3,4]", "results=base_recipes"],
 )
 EXPERIMENTS.add("thinking_budget", [*PY, "benchmarks.thinking_budget"])  # seed 002 §3.2-3.4
 for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/reward_models.md)
