@@ -107,7 +107,12 @@ def _rows(res: SweepResult, overview: list[str]) -> list[list[str]]:
                 n = seeds_needed(pd, spec.delta)
                 overview[1] += f"{label}: {v_}; "
                 overview[3] += f"{label}: {d:+.3f} {_ci(plo, phi)}; "
-                if v_ != "reproduced" and n:
+                if direction and v_.startswith("inconclusive") and n and n <= len(pd):
+                    # the seeds run already had 80% power for the smallest effect of interest
+                    overview[4] += (
+                        f"{label}: {len(pd)} seeds had 80% power for ±{spec.delta:g} (a null at that size); "
+                    )
+                elif direction and v_ != "reproduced" and n:
                     overview[4] += f"{label}: ~{n} seeds for ±{spec.delta:g}; "
     return rows
 
