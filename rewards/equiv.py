@@ -115,7 +115,12 @@ def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
         and s[-1] in ")]"
         and _closes_at_end(s.replace(r"\{", "").replace(r"\}", ""))
     ):
-        items = split_top(s[1:-1])
+        inner = s[1:-1].strip()
+        if s[0] + s[-1] == "()" and inner[:1] == "(" and inner[-1:] == ")" and _closes_at_end(inner):
+            return _structure(inner, thousands)  # ((1, 2)): the outer parentheses group nothing
+        items = split_top(inner)
+        if len(items) == 1 and ";" in inner:
+            items = [x.strip() for x in inner.split(";")] if "," not in inner else items  # (1; 2; 3)
         if len(items) >= 2 and _PM.search(s) and s[0] + s[-1] == "()":
             return "list", expand_pm([s])  # (\pm 2, 0): two points
         if len(items) >= 2:

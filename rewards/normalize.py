@@ -32,18 +32,44 @@ _TEXT_CMDS = (
     "mathit",
     "mathsf",
     "mathtt",
+    "mathcal",
+    "mathscr",
+    "mathfrak",
+    "textsf",
+    "texttt",
+    "textup",
+    "bm",
     "mbox",
     "boldsymbol",
     "operatorname",
     "emph",
     "hbox",
 )
+_DEG = r"\s*(?:\^\s*\{?\s*\\(?:circ|textcirc|degree)\s*\}?|°|\\(?:textdegree|degree)(?![a-zA-Z]))\s*"
+_DMS = re.compile(  # degrees, minutes and optionally seconds: 60^\circ 42' / 12°30'15''
+    r"(?<![\d.])(\d+(?:\.\d+)?)" + _DEG + r"(\d+(?:\.\d+)?)\s*(?:'|′|\\prime|\^\s*\{?\s*\\prime\s*\}?)(?!')"
+    r"(?:\s*(\d+(?:\.\d+)?)\s*(?:''|″|\\prime\s*\\prime|\^\s*\{?\s*\\prime\s*\\prime\s*\}?))?"
+)
+
+
+def _dms(m: re.Match[str]) -> str:
+    r"""``60^\circ 42'`` -> ``\frac{3642}{60}``: the exact number of degrees."""
+    total = Fraction(m.group(1)) + Fraction(m.group(2)) / 60 + Fraction(m.group(3) or 0) / 3600
+    return (
+        str(total.numerator)
+        if total.denominator == 1
+        else f"\\frac{{{total.numerator}}}{{{total.denominator}}}"
+    )
+
+
 _TEXT_CMD_RE = re.compile(r"\\(?:" + "|".join(_TEXT_CMDS) + r")\s*\{")
 _DROP = (
     (re.compile(r"\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)"), ""),
     (re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])"), ""),
     (re.compile(r"\s*(?:percent|per cent)\b", re.IGNORECASE), r"\\%"),
     (re.compile(r"\\[dt]frac(?![a-zA-Z])"), r"\\frac"),
+    (re.compile(r"\\textcirc(?![a-zA-Z])"), r"\\circ"),
+    (_DMS, _dms),  # 60^\circ 42' is 60 + 42/60 degrees, before the degree signs go
     (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])"), ""),
     (re.compile(r"\\(?:\$|\\euro|textdollar)|[$¥￥€£]|\\(?:pounds|yen)(?![a-zA-Z])"), ""),
     (re.compile(r"\\langle(?![a-zA-Z])|⟨"), "("),
@@ -64,6 +90,7 @@ _COMMA_BANG = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))")
 _SPACING = re.compile(
     r"\\(?:[,;:!>]|q?quad(?![a-zA-Z])|(?:en|thin|med|thick|neg)space(?![a-zA-Z])|hspace\*?\{[^{}]*\})|~|(?<!\\)\\(?=\s)"
 )
+_DANGLING = re.compile(r"\s*\\+$")
 _DOLLAR = re.compile(r"(?<!\\)(?:\$|\\[()])")  # $ and \( \) delimit math wherever they stand
 _TRIG_DEGREES = re.compile(
     r"(\\(?:sin|cos|tan|cot|sec|csc))\s*\(?\s*([+-]?\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)\s*\)?"
@@ -226,6 +253,7 @@ def clean(s: str) -> str:
     s = _FRAC_SHORT.sub(lambda m: r"\frac{" + m.group(1).strip("{}") + "}{" + m.group(2).strip("{}") + "}", s)
     s = _SQRT_SHORT.sub(r"\\sqrt{\1}", s)
     s = _SPACES.sub(" ", s).strip().rstrip(" .。")
+    s = _DANGLING.sub("", s)  # "185\" / "c = 0\\": a backslash that starts no command
     if s.startswith("{") and s.endswith("}") and _balanced(s[1:-1]):
         s = s[1:-1].strip()
     s = strip_units(s)
