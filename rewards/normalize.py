@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from rewards.forms import words_to_number
+from rewards.forms import DMS, dms, words_to_number
 
 MAX_ANSWER_CHARS = 1000  # the longest MATH-500 answer has 159 characters
 MAX_DIGITS = 400  # longer digit strings are compared as strings, never converted
@@ -45,23 +45,6 @@ _TEXT_CMDS = (
     "emph",
     "hbox",
 )
-_DEG = r"\s*(?:\^\s*\{?\s*\\(?:circ|textcirc|degree)\s*\}?|°|\\(?:textdegree|degree)(?![a-zA-Z]))\s*"
-_DMS = re.compile(  # degrees, minutes and optionally seconds: 60^\circ 42' / 12°30'15''
-    r"(?<![\d.])(\d+(?:\.\d+)?)" + _DEG + r"(\d+(?:\.\d+)?)\s*(?:'|′|\\prime|\^\s*\{?\s*\\prime\s*\}?)(?!')"
-    r"(?:\s*(\d+(?:\.\d+)?)\s*(?:''|″|\\prime\s*\\prime|\^\s*\{?\s*\\prime\s*\\prime\s*\}?))?"
-)
-
-
-def _dms(m: re.Match[str]) -> str:
-    r"""``60^\circ 42'`` -> ``\frac{3642}{60}``: the exact number of degrees."""
-    total = Fraction(m.group(1)) + Fraction(m.group(2)) / 60 + Fraction(m.group(3) or 0) / 3600
-    return (
-        str(total.numerator)
-        if total.denominator == 1
-        else f"\\frac{{{total.numerator}}}{{{total.denominator}}}"
-    )
-
-
 _TEXT_CMD_RE = re.compile(r"\\(?:" + "|".join(_TEXT_CMDS) + r")\s*\{")
 _DROP = (
     (re.compile(r"\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)"), ""),
@@ -69,7 +52,7 @@ _DROP = (
     (re.compile(r"\s*(?:percent|per cent)\b", re.IGNORECASE), r"\\%"),
     (re.compile(r"\\[dt]frac(?![a-zA-Z])"), r"\\frac"),
     (re.compile(r"\\textcirc(?![a-zA-Z])"), r"\\circ"),
-    (_DMS, _dms),  # 60^\circ 42' is 60 + 42/60 degrees, before the degree signs go
+    (DMS, dms),  # 60^\circ 42' is 60 + 42/60 degrees, before the degree signs go
     (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])"), ""),
     (re.compile(r"\\(?:\$|\\euro|textdollar)|[$¥￥€£]|\\(?:pounds|yen)(?![a-zA-Z])"), ""),
     (re.compile(r"\\langle(?![a-zA-Z])|⟨"), "("),

@@ -708,6 +708,11 @@ CLASS_ROWS = [
     ("tuple_forms", "math", "Answer: $(4; 7; -1)$", "(4, -1, 7)", F_),
     ("tuple_forms", "math", "Answer: $((5, 8))$", "(5, 8)", T_),
     ("tuple_forms", "math", "Answer: $((8, 5))$", "(5, 8)", F_),
+    # a decimal comma, when the gold is a decimal: 2,75 is 2.75 (2,750 still groups thousands)
+    ("decimal_comma", "math", "Answer: $2,75$", "2.75", T_),
+    ("decimal_comma", "math", "Answer: $2,75$", "2.57", F_),
+    ("decimal_comma", "math", "Answer: $2,750$", "2.75", F_),
+    ("decimal_comma", "math", "Answer: $2,75$", "275", F_),
     # known misses (tests expect the verifier to get these wrong, strictly): see KNOWN_MISSES in the tests
     ("known_miss", "math", "The two parts are \\boxed{3} and \\boxed{4}.", "3, 4", T_),
     ("known_miss", "math", "Adding them up, the total comes to 42.", "42", T_),
