@@ -30,6 +30,9 @@ _ELLIPSIS = re.compile(r"\\[lc]?dots|\\ldots|\.\.\.|…")
 _PRIME = re.compile(
     r"(?<=[a-zA-Z)}])\s*(?:'+|\^\s*\{?\s*(?:\\prime\s*)+\}?|(?:\\prime\s*)+)"
 )  # f', f'', y^{\prime}
+_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{4,}(?![a-zA-Z])")  # "because", "possible": a word, no command
+_MATH_NAMES = {"sqrt", "frac", "dfrac", "infty", "cdot", "times", "sinh", "cosh", "tanh", "arcsin", "arccos"}
+_MATH_NAMES |= {"arctan", "left", "right", "text", "begin", "pmatrix", "matrix", "cases", "exp", "log"}
 _TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
 # a name set equal to a value: x, a_n, \alpha, f(x), P(A), and named quantities AB, \angle ABC, |AB|
 _NAME_RE = (
@@ -99,9 +102,15 @@ def _depth(s: str) -> int:
     return best
 
 
+def _prose(s: str) -> bool:
+    """Two or more words: text, which SymPy would read as a product of letters (so "cat dog" would
+    equal "dog cat") -- and which its parser reads slowly, one token per letter."""
+    return sum(w.lower() not in _MATH_NAMES for w in _WORD.findall(s)) >= 2
+
+
 def _unsafe(s: str) -> bool:
-    """Power towers, huge exponents, deep nesting: never handed to SymPy."""
-    return bool(_TOWER.search(s)) or s.count("{") > 200 or _depth(s) > _MAX_DEPTH
+    """Power towers, huge exponents, deep nesting, prose: never handed to SymPy."""
+    return bool(_TOWER.search(s)) or s.count("{") > 200 or _depth(s) > _MAX_DEPTH or _prose(s)
 
 
 def _sympy_ready(s: str) -> str:

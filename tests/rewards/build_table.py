@@ -713,6 +713,11 @@ CLASS_ROWS = [
     ("decimal_comma", "math", "Answer: $2,75$", "2.57", F_),
     ("decimal_comma", "math", "Answer: $2,750$", "2.75", F_),
     ("decimal_comma", "math", "Answer: $2,75$", "275", F_),
+    # words are words: SymPy would read "tens digit" as a product of letters, equal to "digit tens"
+    ("prose", "math", "Answer: $x + \\text{tens digit}$", "\\text{digit tens} + x", F_),
+    ("prose", "math", "Answer: $\\frac{\\text{total cost}}{4}$", "\\frac{\\text{cost total}}{4}", F_),
+    ("prose", "math", "Answer: $\\frac{\\text{total cost}}{4}$", "\\frac{\\text{total cost}}{4}", T_),
+    ("prose", "math", "Answer: $ab + cd$", "cd + ab", T_),
     # known misses (tests expect the verifier to get these wrong, strictly): see KNOWN_MISSES in the tests
     ("known_miss", "math", "The two parts are \\boxed{3} and \\boxed{4}.", "3, 4", T_),
     ("known_miss", "math", "Adding them up, the total comes to 42.", "42", T_),
