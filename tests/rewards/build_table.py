@@ -713,6 +713,10 @@ CLASS_ROWS = [
     ("decimal_comma", "math", "Answer: $2,75$", "2.57", F_),
     ("decimal_comma", "math", "Answer: $2,750$", "2.75", F_),
     ("decimal_comma", "math", "Answer: $2,75$", "275", F_),
+    # sums and products with a number of terms are their values
+    ("sums", "math", "Answer: $\\sum_{i=1}^{4} i^2$", "30", T_),
+    ("sums", "math", "Answer: $\\sum_{i=1}^{4} i^2$", "31", F_),
+    ("sums", "math", "Answer: $\\prod_{k=1}^{3} (k+1)$", "24", T_),
     # words are words: SymPy would read "tens digit" as a product of letters, equal to "digit tens"
     ("prose", "math", "Answer: $x + \\text{tens digit}$", "\\text{digit tens} + x", F_),
     ("prose", "math", "Answer: $\\frac{\\text{total cost}}{4}$", "\\frac{\\text{cost total}}{4}", F_),
