@@ -6,7 +6,9 @@ Run: ``python -m benchmarks.bench_rewards`` (``make bench-rewards``, ``make resu
   building the verifier: a regression table, optimistic by construction); every row is a response;
 - **held-out**: ``benchmarks/heldout/*.jsonl``, cases written and labelled by other projects
   (provenance and what each source is in ``benchmarks/heldout/README.md`` and ``sources.json``).
-  Never used to design the verifier. Rows repeating a tuning-table case are left out (listed).
+  Never used to design the verifier. Rows repeating a tuning-table case are left out (listed);
+- **development**: ``benchmarks/devset/*.jsonl``, other projects' cases that were read and used to
+  design verifier changes (``benchmarks/devset/README.md``); verdicts only, each row at its level.
 
 **Levels.** Every held-out case is scored at both levels, by every scorer:
 - ``answer``: the row's response is an answer string, compared with the gold by each scorer's
@@ -46,7 +48,17 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from benchmarks.heldout import answer_format, golds, load_heldout, load_tuning, sources, split_overlap
+from benchmarks.devset import HERE as DEV_DIR
+from benchmarks.devset import load_dev
+from benchmarks.heldout import (
+    LEVELS,
+    answer_format,
+    golds,
+    load_heldout,
+    load_tuning,
+    sources,
+    split_overlap,
+)
 from benchmarks.heldout.report import render
 from core import results
 from core.cli import hydra_main
@@ -54,6 +66,7 @@ from core.cli import hydra_main
 Scorer = Callable[[str, dict], bool]  # (level, row) -> credited?
 OURS, MV = "ours", "math-verify"
 LIMIT_S = 1.0  # compute_score's default timeout_s
+DEV_SOURCES = DEV_DIR / "sources.json"
 
 
 def _fmt(r: dict) -> str:
@@ -242,10 +255,23 @@ def _protocol(rows: list[dict], by_level: dict[str, list[bool]]) -> list[bool]:
     return [by_level[r["level"]][i] for i, r in enumerate(rows)]
 
 
-def run(scorers: dict[str, Scorer], insample: list[dict], heldout: list[dict]) -> dict[str, Any]:
-    """Score both sets with every scorer; the ``in_sample``/``held_out``/``totals``/``latency_ms`` parts."""
+def _development(fn: Scorer, dev: list[dict]) -> dict[str, Any]:
+    """The development split at each row's own level (verdicts only: its latency is not measured)."""
+    got = [False] * len(dev)
+    for level in LEVELS:
+        idx = [i for i, r in enumerate(dev) if r["level"] == level]
+        for i, (g, _) in zip(idx, _pass(fn, level, [dev[i] for i in idx]), strict=True):
+            got[i] = g
+    return breakdown(dev, got)
+
+
+def run(
+    scorers: dict[str, Scorer], insample: list[dict], heldout: list[dict], dev: list[dict] | None = None
+) -> dict[str, Any]:
+    """Score the sets with every scorer; the ``in_sample``/``held_out``/``totals``/``latency_ms`` parts
+    and, given ``dev`` rows, ``development``."""
     srcs = sources()
-    out: dict[str, Any] = {"in_sample": {}, "held_out": {}, "totals": {}, "latency_ms": {}}
+    out: dict[str, Any] = {"in_sample": {}, "held_out": {}, "totals": {}, "latency_ms": {}, "development": {}}
     both = [s for s in srcs.values() if not (s.seen_by(OURS) or s.seen_by(MV))]
     for name, fn in scorers.items():
         got_in, lat_in = score_rows(name, fn, "response", insample)
@@ -269,6 +295,8 @@ def run(scorers: dict[str, Scorer], insample: list[dict], heldout: list[dict]) -
                 k: latency([lat_lv[r["level"]][k][i] for i, r in enumerate(heldout)]) for k in lat_in
             },
         }
+        if dev:
+            out["development"][name] = _development(fn, dev)
         t = out["totals"][name]
         print(
             f"{name:34s} in-sample FN {out['in_sample'][name]['response']['all']['FN']:4d} | held-out "
@@ -309,18 +337,24 @@ def command(cfg: DictConfig) -> int:
         print(render(json.loads(Path(str(cfg.render)).read_text())))
         return 0
     insample, (heldout, left_out) = load_tuning(), split_overlap(load_heldout(), load_tuning())
+    dev, dev_left_out = load_dev()
     srcs = sources()
     res: dict[str, Any] = {
         "limit_s": LIMIT_S,
         "sources": {n: {**s.__dict__, "n": sum(r["source"] == n for r in heldout)} for n, s in srcs.items()},
         "held_out_left_out_as_tuning_repeats": left_out,
+        "development_sources": {
+            n: {**s.__dict__, "n": sum(r["source"] == n for r in dev)}
+            for n, s in sources(DEV_SOURCES).items()
+        },
+        "development_left_out_as_held_out_repeats": dev_left_out,
     }
     only = [str(s) for s in cfg.only]
     chosen = {
         k: v for k, v in _scorers(float(cfg.tolerance)).items() if not only or any(s in k for s in only)
     }
     t_cpu, t_wall = time.process_time(), time.perf_counter()
-    res.update(run(chosen, insample, heldout))
+    res.update(run(chosen, insample, heldout, dev))
     res["remaining_misses_out_of_sample"] = overlap_of_misses(res, heldout)
     res["cpu_s"], res["wall_s"] = time.process_time() - t_cpu, time.perf_counter() - t_wall
     results.write_experiment("bench_rewards", design={"latest": str(cfg.out)})

@@ -67,6 +67,7 @@ _OR = re.compile(  # "or", "and", "1, 2, and 3", ";" separate list items
     r"\s*,?\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*|\s*;\s*", re.IGNORECASE
 )
 _PM = re.compile(r"\\pm|±|\\mp|∓")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,(?:\d{1,2}|\d{4,})")  # 3,14: a decimal comma (3,140 groups thousands)
 
 
 def _closes_at_end(s: str) -> bool:
@@ -115,7 +116,12 @@ def _structure(s: str, thousands: bool) -> tuple[str, list[str]]:
         and s[-1] in ")]"
         and _closes_at_end(s.replace(r"\{", "").replace(r"\}", ""))
     ):
-        items = split_top(s[1:-1])
+        inner = s[1:-1].strip()
+        if s[0] + s[-1] == "()" and inner[:1] == "(" and inner[-1:] == ")" and _closes_at_end(inner):
+            return _structure(inner, thousands)  # ((1, 2)): the outer parentheses group nothing
+        items = split_top(inner)
+        if len(items) == 1 and ";" in inner:
+            items = [x.strip() for x in inner.split(";")] if "," not in inner else items  # (1; 2; 3)
         if len(items) >= 2 and _PM.search(s) and s[0] + s[-1] == "()":
             return "list", expand_pm([s])  # (\pm 2, 0): two points
         if len(items) >= 2:
@@ -292,6 +298,8 @@ def _special_forms(p: str, g: str) -> bool | None:
             return False  # "(C) or (A)": two options
         return pm.group(k).upper() == m.group(1)
     pn, gn = parse_number(p), parse_number(g)
+    if gn is not None and "." in g and _DECIMAL_COMMA.fullmatch(p):  # 3,14 for the decimal 3.14
+        pn = parse_number(p.replace(",", "."))
     if pn is not None and gn is not None:  # "five" vs "5", "One thousand ..." vs "1625"
         return num_equal(pn, gn, scalars.rel_tol())
     if _WORDS.fullmatch(g) or g.lower() in ("yes", "no"):

@@ -13,8 +13,11 @@ the following product, ``\sin^{-1}`` is arcsin), and is ~100x faster than latex2
 A letter before a one-atom bracket is a function call (``f(2)``, ``g(x)``), before any other bracket a
 product (``x(x+1)``), as latex2sympy reads them.
 
+Sums and products with a simple body (``\\sum_{k=1}^{n} k^2``, ``\\prod_{i=1}^{4} (1+\\frac{1}{i})``) are read
+as latex2sympy reads them (an unevaluated ``Sum`` / ``Product``).
+
 What it does not do: anything else -- sets, intervals, text, matrices, inequalities, calls with several
-arguments, sums and products (``\\sum``). It returns ``None`` for those
+arguments, sums whose body holds a function or another sum. It returns ``None`` for those
 and the caller parses *both* sides with latex2sympy instead, so one comparison never mixes the two
 parsers' conventions.
 """
@@ -234,6 +237,27 @@ class _Parser:
             raise _Unsupported("subscript")
         return f"{base}_{sub}" if len(sub) == 1 else f"{base}_{{{sub}}}"
 
+    def _sum_or_product(self, name: str) -> Any:
+        """``\\sum_{k=1}^{n} body`` as latex2sympy builds it: ``Sum(body, (k, 1, n))``, the body being the
+        following product (``\\sum_{k=1}^{n} k + 1`` is the sum plus one). Bodies with functions or
+        another sum are left to latex2sympy."""
+        self.take("_")
+        self.take("{")
+        var = self.take()
+        if not (len(var) == 1 and var.isalpha()) or var == "e":
+            raise _Unsupported("summation index")
+        self.take("=")
+        start = self.expr()
+        self.take("}")
+        self.take("^")
+        end = self.group_or_atom()
+        at = self.i
+        body = self.term()
+        if any(t.lstrip("\\") in _FUNCS or t in ("\\sum", "\\prod") for t in self.t[at : self.i]):
+            raise _Unsupported("function in a summation body")
+        op = sympy.Sum if name == "sum" else sympy.Product
+        return op(body, (sympy.Symbol(var, real=True), start, end))
+
     def func_arg(self) -> Any:
         """Argument of ``\\sin``: parenthesised, or the following product of atoms (``\\sin 2x``)."""
         if self.peek() in ("(", "{"):
@@ -289,6 +313,8 @@ class _Parser:
             return sympy.sqrt(self.group_or_atom())
         if name == "pi":
             return sympy.pi
+        if name in ("sum", "prod") and self.peek() == "_":
+            return self._sum_or_product(name)
         if name in _GREEK:
             return sympy.Symbol(self.subscript(name), real=True)
         if name in _FUNCS:
@@ -306,6 +332,17 @@ class _Parser:
         raise _Unsupported(tok)
 
 
+def _top_level_split(s: str, sep: str) -> list[str]:
+    """``s`` split at ``sep`` outside braces (``\\sum_{k=1}^{n} k = 10`` has one top-level ``=``)."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(s):
+        depth += (c == "{") - (c == "}")
+        if c == sep and depth == 0:
+            out.append(s[start:i])
+            start = i + 1
+    return out + [s[start:]]
+
+
 def fast_parse(s: str) -> Any | None:
     r"""SymPy object for ``s``, or None when ``s`` is outside the supported subset.
 
@@ -319,7 +356,7 @@ def fast_parse(s: str) -> Any | None:
     True
     """
     try:
-        sides = s.split("=")
+        sides = _top_level_split(s, "=")
         if len(sides) > 2:
             return None
         vals = []

@@ -13,6 +13,8 @@ What it does:
   word there could change it ("at least", "or", "not", "million", ...).
 - ``qualifiers`` / ``rename_parameter``: trailing domain qualifiers (``, k \in \mathbb{Z}``,
   ``for all x``) dropped, and an integer parameter given the gold's name.
+- ``DMS`` / ``dms``: an angle in degrees and minutes (and seconds) -- ``60^\circ 42'``, ``12°30'15''``
+  -- as its exact number of degrees (``\frac{607}{10}``), for ``rewards.normalize.clean``.
 
 What it does not do: fractions in words ("three quarters", "one third"), other
 languages, or time zones / durations ("1 h 30 min" is a quantity, not a clock time).
@@ -230,3 +232,20 @@ def rename_parameter(p: str, g: str, pp: set[str], gp: set[str]) -> str:
         return p
     a, b = next(iter(src)), next(iter(dst))
     return re.sub(rf"(?<![\\a-zA-Z]){a}(?![a-zA-Z])", b, p)
+
+
+_DEG = r"\s*(?:\^\s*\{?\s*\\(?:circ|textcirc|degree)\s*\}?|°|\\(?:textdegree|degree)(?![a-zA-Z]))\s*"
+DMS = re.compile(  # degrees, minutes and optionally seconds: 60^\circ 42' / 12°30'15''
+    r"(?<![\d.])(\d+(?:\.\d+)?)" + _DEG + r"(\d+(?:\.\d+)?)\s*(?:'|′|\\prime|\^\s*\{?\s*\\prime\s*\}?)(?!')"
+    r"(?:\s*(\d+(?:\.\d+)?)\s*(?:''|″|\\prime\s*\\prime|\^\s*\{?\s*\\prime\s*\\prime\s*\}?))?"
+)
+
+
+def dms(m: re.Match[str]) -> str:
+    r"""A ``DMS`` match -> the exact number of degrees: ``60^\circ 42'`` -> ``\frac{607}{10}``."""
+    total = Fraction(m.group(1)) + Fraction(m.group(2)) / 60 + Fraction(m.group(3) or 0) / 3600
+    return (
+        str(total.numerator)
+        if total.denominator == 1
+        else f"\\frac{{{total.numerator}}}{{{total.denominator}}}"
+    )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from rewards.forms import words_to_number
+from rewards.forms import DMS, dms, words_to_number
 
 MAX_ANSWER_CHARS = 1000  # the longest MATH-500 answer has 159 characters
 MAX_DIGITS = 400  # longer digit strings are compared as strings, never converted
@@ -32,6 +32,13 @@ _TEXT_CMDS = (
     "mathit",
     "mathsf",
     "mathtt",
+    "mathcal",
+    "mathscr",
+    "mathfrak",
+    "textsf",
+    "texttt",
+    "textup",
+    "bm",
     "mbox",
     "boldsymbol",
     "operatorname",
@@ -44,6 +51,8 @@ _DROP = (
     (re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])"), ""),
     (re.compile(r"\s*(?:percent|per cent)\b", re.IGNORECASE), r"\\%"),
     (re.compile(r"\\[dt]frac(?![a-zA-Z])"), r"\\frac"),
+    (re.compile(r"\\textcirc(?![a-zA-Z])"), r"\\circ"),
+    (DMS, dms),  # 60^\circ 42' is 60 + 42/60 degrees, before the degree signs go
     (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])"), ""),
     (re.compile(r"\\(?:\$|\\euro|textdollar)|[$¥￥€£]|\\(?:pounds|yen)(?![a-zA-Z])"), ""),
     (re.compile(r"\\langle(?![a-zA-Z])|⟨"), "("),
@@ -64,6 +73,7 @@ _COMMA_BANG = re.compile(r"(?<=\d),\s*\\!\s*(?=\d{3}(?!\d))")
 _SPACING = re.compile(
     r"\\(?:[,;:!>]|q?quad(?![a-zA-Z])|(?:en|thin|med|thick|neg)space(?![a-zA-Z])|hspace\*?\{[^{}]*\})|~|(?<!\\)\\(?=\s)"
 )
+_DANGLING = re.compile(r"\s*\\+$")
 _DOLLAR = re.compile(r"(?<!\\)(?:\$|\\[()])")  # $ and \( \) delimit math wherever they stand
 _TRIG_DEGREES = re.compile(
     r"(\\(?:sin|cos|tan|cot|sec|csc))\s*\(?\s*([+-]?\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)\s*\)?"
@@ -226,6 +236,7 @@ def clean(s: str) -> str:
     s = _FRAC_SHORT.sub(lambda m: r"\frac{" + m.group(1).strip("{}") + "}{" + m.group(2).strip("{}") + "}", s)
     s = _SQRT_SHORT.sub(r"\\sqrt{\1}", s)
     s = _SPACES.sub(" ", s).strip().rstrip(" .。")
+    s = _DANGLING.sub("", s)  # "185\" / "c = 0\\": a backslash that starts no command
     if s.startswith("{") and s.endswith("}") and _balanced(s[1:-1]):
         s = s[1:-1].strip()
     s = strip_units(s)

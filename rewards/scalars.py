@@ -27,6 +27,12 @@ _MARGIN_S = 0.01  # leave time to kill a worker and answer within the caller's l
 _MAX_DEPTH = 40
 _SPACED_DIGITS = re.compile(r"[+-]?\d[\d.,]*(?:\s+[\d.,]+)+")  # "12 34" (not "\log_2 8")
 _ELLIPSIS = re.compile(r"\\[lc]?dots|\\ldots|\.\.\.|…")
+_PRIME = re.compile(
+    r"(?<=[a-zA-Z)}])\s*(?:'+|\^\s*\{?\s*(?:\\prime\s*)+\}?|(?:\\prime\s*)+)"
+)  # f', f'', y^{\prime}
+_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{4,}(?![a-zA-Z])")  # "because", "possible": a word, no command
+_MATH_NAMES = {"sqrt", "frac", "dfrac", "infty", "cdot", "times", "sinh", "cosh", "tanh", "arcsin", "arccos"}
+_MATH_NAMES |= {"arctan", "left", "right", "text", "begin", "pmatrix", "matrix", "cases", "exp", "log"}
 _TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
 # a name set equal to a value: x, a_n, \alpha, f(x), P(A), and named quantities AB, \angle ABC, |AB|
 _NAME_RE = (
@@ -96,9 +102,15 @@ def _depth(s: str) -> int:
     return best
 
 
+def _prose(s: str) -> bool:
+    """Two or more words: text, which SymPy would read as a product of letters (so "cat dog" would
+    equal "dog cat") -- and which its parser reads slowly, one token per letter."""
+    return sum(w.lower() not in _MATH_NAMES for w in _WORD.findall(s)) >= 2
+
+
 def _unsafe(s: str) -> bool:
-    """Power towers, huge exponents, deep nesting: never handed to SymPy."""
-    return bool(_TOWER.search(s)) or s.count("{") > 200 or _depth(s) > _MAX_DEPTH
+    """Power towers, huge exponents, deep nesting, prose: never handed to SymPy."""
+    return bool(_TOWER.search(s)) or s.count("{") > 200 or _depth(s) > _MAX_DEPTH or _prose(s)
 
 
 def _sympy_ready(s: str) -> str:
@@ -139,6 +151,11 @@ def split_eq(p: str, g: str) -> tuple[str, str]:
     return p, g
 
 
+def _primes(s: str) -> int:
+    """How many prime marks follow names (``f'``, ``y''``, ``g^{\\prime}``) in ``s``."""
+    return sum(m.group().count("'") + m.group().count("prime") for m in _PRIME.finditer(s))
+
+
 def _decide_here(p: str, g: str) -> bool | None:
     """A pair decided without SymPy (identical, both plain numbers, unsafe), or None."""
     pc, gc = squash(p), squash(g)
@@ -146,6 +163,8 @@ def _decide_here(p: str, g: str) -> bool | None:
         return False
     if pc == gc:
         return True
+    if _primes(p) != _primes(g):
+        return False  # f' is not f: the SymPy reader drops primes
     pn, gn = parse_number(p), parse_number(g)
     if pn is not None and gn is not None:
         return num_equal(pn, gn, rel_tol())

@@ -113,6 +113,28 @@ def _remaining_rows(res: dict[str, Any]) -> list[list[str]]:
     ]
 
 
+def _development_rows(res: dict[str, Any]) -> list[list[str]]:
+    dev, rows = res.get("development", {}), []
+    for k, s in res.get("development_sources", {}).items():
+        cells = [dev.get(n, {}).get("by_source", {}).get(k) for n in (OURS, FLEX, MV)]
+        if not any(cells):
+            continue
+        n = next(c for c in cells if c)
+        fn, fp = f"{_c(cells[0])} / {_c(cells[1])}", f"{_c(cells[0], 'FP')} / {_c(cells[1], 'FP')}"
+        rows.append(
+            [
+                k,
+                s["level"],
+                f"{n['n']} ({n['n_pos']}+/{n['n_neg']}-)",
+                fn,
+                _c(cells[2]),
+                fp,
+                _c(cells[2], "FP"),
+            ]
+        )
+    return rows
+
+
 def render(res: dict[str, Any]) -> str:
     """All tables of one results file as markdown."""
     head = [
@@ -159,6 +181,9 @@ def render(res: dict[str, Any]) -> str:
         _table(
             ["format", "ours FN", "math-verify misses too", "credited with rel_tol"], _remaining_rows(res)
         ),
+        "\n### Development split (other projects' cases read while designing the verifier: not held out),"
+        " each source at its level\n",
+        _table(["source", "level"] + head[1:], _development_rows(res)),
         "\n### In-sample tuning table (response level)\n",
         _table(["scorer", "FN", "FP"], ins),
         "\n### Latency per call (ms): cold = fresh worker after warmup, first pass (the target); warm = same answers again; new_answers = same worker, parse caches cleared\n",

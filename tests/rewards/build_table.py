@@ -683,6 +683,45 @@ CLASS_ROWS = [
     ("trig_degrees", "math", "Answer: $2\\cos(60^{\\circ})$", "1", T_),
     ("trig_degrees", "math", "Answer: $\\sin 60^\\circ$", "\\frac{1}{2}", F_),
     ("trig_degrees", "math", "Answer: $\\lg 100$", "2", T_),
+    # a prime is part of the name: f' is not f (the SymPy reader drops primes)
+    ("prime", "math", "Answer: $g'$", "g", F_),
+    ("prime", "math", "Answer: $g$", "g'", F_),
+    ("prime", "math", "Answer: $g''(t)$", "g''(t)", T_),
+    ("prime", "math", "Answer: $h''$", "h'", F_),
+    # font and style macros do not change a symbol
+    ("font_macro", "math", "Answer: $\\mathcal{F}$", "F", T_),
+    ("font_macro", "math", "Answer: $\\mathscr{L}$", "L", T_),
+    ("font_macro", "math", "Answer: $\\mathcal{F}$", "G", F_),
+    # a backslash left at the end of an answer starts no command
+    ("dangling_backslash", "math", "Answer: $217\\$", "217", T_),
+    ("dangling_backslash", "math", "Answer: $p = 4, q = 9 \\\\$", "4, 9", T_),
+    ("dangling_backslash", "math", "Answer: $218\\$", "217", F_),
+    # degrees and minutes (and seconds) are one exact angle; \textcirc is a degree sign
+    ("degrees_minutes", "math", "Answer: $35^\\circ 15'$", "35.25^\\circ", T_),
+    ("degrees_minutes", "math", "Answer: $35^{\\circ}15'$", "35^\\textcirc 15'", T_),
+    ("degrees_minutes", "math", "Answer: $12°30'36''$", "12.51", T_),
+    ("degrees_minutes", "math", "Answer: $35^\\circ 15'$", "3515", F_),
+    ("degrees_minutes", "math", "Answer: $35^\\circ 16'$", "35.25", F_),
+    ("degrees_minutes", "math", "Answer: $47.5^\\textcirc$", "47.5", T_),
+    # tuples: semicolons between the coordinates, parentheses around a tuple
+    ("tuple_forms", "math", "Answer: $(4; -1; 7)$", "(4, -1, 7)", T_),
+    ("tuple_forms", "math", "Answer: $(4; 7; -1)$", "(4, -1, 7)", F_),
+    ("tuple_forms", "math", "Answer: $((5, 8))$", "(5, 8)", T_),
+    ("tuple_forms", "math", "Answer: $((8, 5))$", "(5, 8)", F_),
+    # a decimal comma, when the gold is a decimal: 2,75 is 2.75 (2,750 still groups thousands)
+    ("decimal_comma", "math", "Answer: $2,75$", "2.75", T_),
+    ("decimal_comma", "math", "Answer: $2,75$", "2.57", F_),
+    ("decimal_comma", "math", "Answer: $2,750$", "2.75", F_),
+    ("decimal_comma", "math", "Answer: $2,75$", "275", F_),
+    # sums and products with a number of terms are their values
+    ("sums", "math", "Answer: $\\sum_{i=1}^{4} i^2$", "30", T_),
+    ("sums", "math", "Answer: $\\sum_{i=1}^{4} i^2$", "31", F_),
+    ("sums", "math", "Answer: $\\prod_{k=1}^{3} (k+1)$", "24", T_),
+    # words are words: SymPy would read "tens digit" as a product of letters, equal to "digit tens"
+    ("prose", "math", "Answer: $x + \\text{tens digit}$", "\\text{digit tens} + x", F_),
+    ("prose", "math", "Answer: $\\frac{\\text{total cost}}{4}$", "\\frac{\\text{cost total}}{4}", F_),
+    ("prose", "math", "Answer: $\\frac{\\text{total cost}}{4}$", "\\frac{\\text{total cost}}{4}", T_),
+    ("prose", "math", "Answer: $ab + cd$", "cd + ab", T_),
     # known misses (tests expect the verifier to get these wrong, strictly): see KNOWN_MISSES in the tests
     ("known_miss", "math", "The two parts are \\boxed{3} and \\boxed{4}.", "3, 4", T_),
     ("known_miss", "math", "Adding them up, the total comes to 42.", "42", T_),

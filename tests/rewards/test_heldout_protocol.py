@@ -7,6 +7,7 @@ These test the benchmark's bookkeeping (no verifier verdict on a held-out row is
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -15,6 +16,7 @@ from benchmarks.heldout import (
     LEVELS,
     Source,
     answer_format,
+    golds,
     load_heldout,
     load_tuning,
     sources,
@@ -86,17 +88,24 @@ def test_answer_format_classes(gold: str, fmt: str) -> None:
     assert answer_format(gold) == fmt
 
 
-def test_report_renders_cells_from_the_results() -> None:
-    cell = dict(n=3, n_pos=2, n_neg=1, FN=1, FP=0, FN_rate=0.5, FP_rate=0.0)
-    part = {"all": cell, "by_source": {"s": cell}, "by_format": {"integer": cell}, "misses": []}
-    res = {
+_CELL = dict(n=3, n_pos=2, n_neg=1, FN=1, FP=0, FN_rate=0.5, FP_rate=0.0)
+
+
+def _results(**extra: object) -> dict:
+    """A minimal results file: one held-out source ``s`` and one in-sample part, all cells ``_CELL``."""
+    part = {"all": _CELL, "by_source": {"s": _CELL}, "by_format": {"integer": _CELL}, "misses": []}
+    return {
         "sources": {"s": {"level": "answer", "in_sample_for": [], "informed": []}},
         "held_out": {"ours": {"answer": part, "response": part, "protocol": part}},
-        "totals": {"ours": {"all": cell, "out_of_sample_for_both": cell, "out_of_sample_for_it": cell}},
+        "totals": {"ours": {"all": _CELL, "out_of_sample_for_both": _CELL, "out_of_sample_for_it": _CELL}},
         "in_sample": {"ours": {"response": part}},
-        "latency_ms": {"ours": {"in_sample": {"cold": dict(p50=0.1, p99=9.0, max=12.0, over_limit=0)}}},
+        **extra,
     }
-    md = render(res)
+
+
+def test_report_renders_cells_from_the_results() -> None:
+    lat = {"ours": {"in_sample": {"cold": dict(p50=0.1, p99=9.0, max=12.0, over_limit=0)}}}
+    md = render(_results(latency_ms=lat))
     assert "| s | answer | - | 3 (2+/1-) | 1/2 / - | - | 0/1 / - | - |" in md
     assert "| ours | in_sample | cold | 0.10 | 9.0 | 12 | 0 |" in md
 
@@ -119,3 +128,23 @@ def test_remaining_misses_count_overlap_with_math_verify_and_tolerance() -> None
     by = overlap_of_misses(res, rows)["by_format"]
     assert by["all"] == {"ours": 2, "math_verify_too": 1, "credited_with_tolerance": 1}
     assert by["decimal"]["credited_with_tolerance"] == 1 and by["equation"]["math_verify_too"] == 1
+
+
+def test_development_split_is_cited_marked_in_sample_and_never_repeats_a_held_out_pair() -> None:
+    from benchmarks.devset import HERE as DEV
+    from benchmarks.devset import load_dev
+
+    dev, left = load_dev()
+    held = {(g, r["response"]) for r in load_heldout() for g in golds(r)}
+    assert dev and left  # TinyV's prompts share examples with HardVerify-Math: those are left out
+    assert not any((g, r["response"]) in held for r in dev for g in golds(r))
+    assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}:\S.*", r["origin"]) for r in dev)
+    assert all(s.seen_by("ours") for s in sources(DEV / "sources.json").values())
+
+
+def test_report_renders_the_development_split() -> None:
+    res = _results(
+        development_sources={"d": {"level": "response", "in_sample_for": ["ours"]}},
+        development={"ours": {"all": _CELL, "by_source": {"d": _CELL}, "by_format": {}, "misses": []}},
+    )
+    assert "| d | response | 3 (2+/1-) | 1/2 / - | - | 0/1 / - | - |" in render(res)
