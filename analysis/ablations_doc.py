@@ -127,6 +127,8 @@ def control_rows(res: SweepResult, ctl: SweepResult) -> tuple[list[str], tuple[s
     rows, primary = [], None
     for i, m in enumerate(res.spec.metrics):
         cv, av = np.array([r.value(m) for r in ctl.runs]), np.array([r.value(m) for r in arm])
+        if i and not np.isfinite(cv).any():
+            continue  # a metric the control sweep does not record
         d, dlo, dhi = welch_diff_ci(cv, av)
         plo, phi = t_ci(pd := paired(ctl.runs, arm, m))
         if i == 0:
