@@ -47,7 +47,11 @@ def results_dir() -> Path:
 
 
 def git_state(repo: Path = REPO) -> tuple[str | None, bool | None]:
-    """``(commit, dirty)`` of the repository (``(None, None)`` outside a git checkout)."""
+    """``(commit, dirty)`` of the repository (``(None, None)`` outside a git checkout).
+
+    Dirty means tracked files changed outside ``results/``: an experiment rewrites its own
+    results files while it runs, and those are its outputs, not the code that produced them.
+    """
 
     def git(*args: str) -> str | None:
         try:
@@ -58,7 +62,7 @@ def git_state(repo: Path = REPO) -> tuple[str | None, bool | None]:
             return None
 
     commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
     return commit, (bool(status) if status is not None else None)
 
 
