@@ -84,8 +84,9 @@ def _peak(steps: list[int], vals: list[float]) -> tuple[float, float, int]:
 
 def _overopt_summary(arms: dict[str, list[dict[str, Any]]]) -> Table:
     """Per arm over seeds: held-out gold end - start and proxy last - first (95% t-intervals), how
-    many runs had gold peak after the start and end > 0.05 below that peak, and the paired
-    (same seed, same start) gold-at-end difference to RL on the verifier."""
+    many runs' smoothed rollout gold (the divergence check's curve) peaked after the first step and
+    ended > 0.05 below that peak (and in how many the proxy rose after it), and the paired (same
+    seed, same start) held-out gold-at-end difference to RL on the verifier."""
     end = {a: {int(r["seed"]): curve(r, "rlvr/val_acc")[1][-1] for r in recs} for a, recs in arms.items()}
     rows = []
     for arm, recs in arms.items():
@@ -93,7 +94,9 @@ def _overopt_summary(arms: dict[str, list[dict[str, Any]]]) -> Table:
         proxy = [curve(r, "rlvr/proxy_score")[1] for r in recs]
         dg = np.array([g[-1] - g[0] for g in gold])
         dp = np.array([p[-1] - p[0] for p in proxy if p])
-        peaked = sum(1 for g in gold if int(np.argmax(g)) > 0 and g[-1] < max(g) - 0.05)
+        divs = [r["metrics"]["divergence"] for r in recs if r.get("metrics", {}).get("divergence")]
+        peaked = sum(1 for d in divs if d["peak_step"] > 1 and d["gold_end"] < d["gold_peak"] - 0.05)
+        rose = sum(1 for d in divs if d["proxy_end"] > d["proxy_at_peak"])
         vs = _paired_rows(end, [{"arm": arm, "base": "verifier"}], None) if arm != "verifier" else []
         rows.append(
             [
@@ -101,7 +104,7 @@ def _overopt_summary(arms: dict[str, list[dict[str, Any]]]) -> Table:
                 len(recs),
                 _mean_ci(dg),
                 _mean_ci(dp) if dp.size else "n/a (no proxy)",
-                f"{peaked} of {len(recs)}",
+                f"{peaked} of {len(recs)}, proxy rose after it in {rose}" if divs else "n/a (no proxy)",
                 vs[0][2] if vs else "",
             ]
         )
@@ -110,7 +113,7 @@ def _overopt_summary(arms: dict[str, list[dict[str, Any]]]) -> Table:
         "seeds",
         "held-out gold, end − start [95% t]",
         "proxy, last − first step [95% t]",
-        "runs where gold rose, peaked, then fell > 0.05",
+        "runs where smoothed rollout gold peaked after step 1 and fell > 0.05",
         "gold at end minus RL on the verifier (paired [95% t])",
     ]
     return Table(head, rows)
@@ -147,6 +150,10 @@ def overopt() -> Rendered:
                     f3(start),
                     f"{f3(peak)} (step {at})",
                     f3(v[-1] if v else None),
+                    ""
+                    if div is None
+                    else f"{f3(div['gold_peak'])} (step {div['peak_step']}) → {f3(div['gold_end'])}",
+                    "" if div is None else f"{f3(div['proxy_at_peak'])} → {f3(div['proxy_end'])}",
                     f"{f3(p[0])} → {f3(p[-1])}" if p else "=",
                     flag,
                 ]
@@ -158,6 +165,8 @@ def overopt() -> Rendered:
             "held-out gold, start",
             "peak (step)",
             "end",
+            "rollout gold, smoothed: peak (step) → end",
+            "proxy at that peak → end",
             "proxy reward, first → last step",
             "`make diagnose` check 8",
         ],
