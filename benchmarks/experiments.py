@@ -18,7 +18,7 @@ import sys
 from omegaconf import DictConfig
 
 from analysis.render import Table
-from core import results
+from core import locks, results
 from core.cli import hydra_main
 from core.compose import CONF_DIR
 from core.registry import Registry
@@ -81,7 +81,12 @@ def command(cfg: DictConfig) -> int:
         print(f"error: {e.args[0]} (make results list=true)", file=sys.stderr)
         return 2
     print("[results] " + " ".join(argv[1:]), file=sys.stderr)
-    return subprocess.call(argv)
+    try:  # one run per results folder; the command (a child) inherits the lock
+        with results.lock(str(cfg.name)):
+            return subprocess.call(argv)
+    except locks.FolderBusy as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
 
 
 main = hydra_main("command", "results", command)

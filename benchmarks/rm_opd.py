@@ -13,7 +13,8 @@ succeeds. Laptop design (``conf/command/rm_study.yaml: opd``):
   optimizer updates on the same number of sequences: ``opd`` (``recipe=opd``: veRL's k1 loss as a
   per-token advantage, no task reward), ``rl`` (the same recipe with ``distillation.enabled=false``:
   GRPO on the verifier's reward), ``sft`` (the student trained by the one SFT loop on the
-  teacher's samples for the same prompts, 2 updates of 32 sequences per step as the RL arms do);
+  teacher's samples for the same prompts; prompts and samples per step, optimizer updates per step
+  and response length are read from the RL arms' composed config, :func:`rl_shape`, so they match);
 - **metric**: held-out accuracy (verifier, 256 problems, T=1) along the run, per seed.
 
 Each (arm, seed) is recorded in ``results/opd/runs/<arm>-s<seed>.json`` (``rlvr/val_acc`` curve).
@@ -132,6 +133,19 @@ def rl_arm(cfg: DictConfig, arm: str, seed: int, teacher_dir: Path) -> Path:
     return run_dir
 
 
+def rl_shape(cfg: DictConfig) -> dict[str, int]:
+    """Per step of the RL arms (their composed config): prompts, samples per prompt, optimizer
+    updates, and the response length -- what the SFT arm matches."""
+    from recipes.compose import compose  # deferred: the study's CLI starts without the engine
+
+    keep = [o for o in cfg.opd.overrides if not str(o).startswith(("local.", "trainer."))]
+    c = compose(["recipe=opd", "scale=laptop", *keep])
+    a, prompts = c.actor_rollout_ref.actor, int(c.data.train_batch_size)
+    updates = int(a.ppo_epochs) * max(1, prompts // int(a.ppo_mini_batch_size))
+    n = int(c.actor_rollout_ref.rollout.n)
+    return {"prompts": prompts, "n": n, "updates": updates, "max_tokens": int(c.data.max_response_length)}
+
+
 def sft_arm(cfg: DictConfig, seed: int, teacher_dir: Path, student: Path) -> Path:
     """SFT of the seed's student on the teacher's samples for the prompts the RL arms see."""
     from core import model as models  # deferred with the SFT arm's other imports (engine, sampler)
@@ -148,17 +162,18 @@ def sft_arm(cfg: DictConfig, seed: int, teacher_dir: Path, student: Path) -> Pat
     torch.set_num_threads(1)
     train, val = data_files(cfg)
     model, tok = models.load(student)
-    steps, per_step, n = int(o.steps), int(o.prompts_per_step), int(o.n)
+    shape = rl_shape(cfg)
+    steps, per_step, n, max_tokens = int(o.steps), shape["prompts"], shape["n"], shape["max_tokens"]
     prompts = PromptStream(load_prompts(str(train), tok, 32), seed).take(steps * per_step)
     t_samp = LocalSampler(teacher_dir, Settings(seed=seed))
-    comps = t_samp.generate([p.ids for p in prompts], n, int(o.max_tokens))
+    comps = t_samp.generate([p.ids for p in prompts], n, max_tokens)
     data = [(prompts[i // n].ids, c.ids + ([tok.eos_token_id] if c.eos else [])) for i, c in enumerate(comps)]
     held = load_prompts(str(val), tok, 32, limit=int(o.eval_samples))
     ev = LocalSampler.of(model, tok, Settings(), torch.Generator().manual_seed(seed + 10_007))
-    updates_per_step = int(o.updates_per_step)
+    updates_per_step = shape["updates"]
 
     def evaluate(update: int) -> float:
-        return sum(pass_rates(ev, held, compute_score, int(o.max_tokens))) / len(held)
+        return sum(pass_rates(ev, held, compute_score, max_tokens)) / len(held)
 
     start = evaluate(0)
     res = sft_loop(
@@ -187,6 +202,7 @@ def sft_arm(cfg: DictConfig, seed: int, teacher_dir: Path, student: Path) -> Pat
         "updates": res.steps,
         "curve": curve,
         "teacher_samples": len(data),
+        "shape": shape,
         "minutes": (time.time() - t0) / 60,
         "cpu_minutes": (time.process_time() - c0) / 60,
     }

@@ -7,12 +7,14 @@ run logs the proxy (``rlvr/proxy_score``: the reward model's mean score on the s
 and the gold (``rlvr/gold_acc``: the verifier's accuracy on them; ``rlvr/val_acc``: held-out).
 Each finished run is recorded in ``results/overopt/runs/<arm>-s<seed>.json`` with those curves and
 the verdict of the diagnostic check that flags a proxy/gold divergence (``analysis.checks_rm``).
-A finished run of the same code is reused. Not covered: a KL-matched comparison (Gao et al.'s
+Every seed starts from the same policy checkpoint (its cold-start seed is pinned, so only the RL
+seed varies). A finished run of the same code is reused. Not covered: a KL-matched comparison (Gao et al.'s
 x-axis); the curves are against steps.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,6 +27,17 @@ from analysis.results_io import run_record
 from benchmarks.rm_study import installed_rms, log, policy, sh, workdir
 from core import results
 from core.runs import Run
+
+
+def pinned_cold_start(pol: Path) -> list[str]:
+    """Overrides that keep every seed on the policy checkpoint ``pol`` as built: the cold start's seed
+    follows ``rlvr.seed`` by default, and a run whose cold-start settings differ from the
+    checkpoint's ``rlvr_meta.json`` would rebuild it in place (a different start per seed)."""
+    meta = pol / "rlvr_meta.json"
+    if not meta.is_file():
+        return []
+    sft_seed = json.loads(meta.read_text()).get("build", {}).get("sft", {}).get("seed")
+    return [] if sft_seed is None else [f"local.sft.seed={sft_seed}"]
 
 
 def run_arm(cfg: DictConfig, arm: str, seed: int, rms: dict[str, Path], pol: Path) -> Path:
@@ -44,6 +57,7 @@ def run_arm(cfg: DictConfig, arm: str, seed: int, rms: dict[str, Path], pol: Pat
         f"rlvr.seed={seed}",
         f"run_dir={run_dir}",
         f"actor_rollout_ref.model.path={pol}",
+        *pinned_cold_start(pol),
         *reward,
         *o.overrides,
     ]

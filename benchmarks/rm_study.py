@@ -15,6 +15,8 @@ design (claim, primary metric, seeds -- ``conf/command/rm_study.yaml``) in
 Everything is built from the laptop policy (the engine's cold start, built on first use) and
 cached under ``<out>/<code hash>/`` (a hash of the sources that make it), so re-running an
 experiment reuses finished pieces of the same code and redoes everything after a code change.
+An experiment runs holding ``results/<name>/`` and its run folders ``<out>/<code hash>/<name>/``
+(``core.locks``): a second run of it meanwhile stops at once, naming the PID in the way.
 Not covered: GPU runs (the GPU paths are dry runs: ``make rm ... dry_run=true``, ``recipe=opd engine=verl``).
 """
 
@@ -25,12 +27,14 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from core import results
+from core import locks, results
 from core.cli import hydra_main
 from core.fingerprint import source_hash
 
@@ -121,6 +125,11 @@ def train_rm(cfg: DictConfig, name: str, kind: str, labels: str, data: Path, mod
 
 def rm_labels(cfg: DictConfig) -> dict[str, Any]:
     """Label study + the ORM and PRMs; installs the ORM/PRM for ``reward_model=orm|prm``."""
+    with hold(cfg, "rm_labels", ("labels", "rm")):
+        return _rm_labels(cfg)
+
+
+def _rm_labels(cfg: DictConfig) -> dict[str, Any]:
     pol = policy(cfg)
     train, _ = data_files(cfg)
     s = cfg.rm_labels
@@ -200,10 +209,34 @@ def command(cfg: DictConfig) -> int:
     if name not in fns:
         print(f"error: experiment={name!r}; one of {', '.join(fns)}", file=sys.stderr)
         return 2
+    try:
+        with hold(cfg, name, ("labels", "rm") if name == "rm_labels" else (name,)):
+            return _run(cfg, name, fns[name])
+    except locks.FolderBusy as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def hold(cfg: DictConfig, experiment: str, folders: tuple[str, ...]) -> ExitStack:
+    """Hold ``results/<experiment>/`` and this code's run folders ``<work>/<folder>`` (``core.locks``)."""
+    stack = ExitStack()
+    try:
+        stack.enter_context(results.lock(experiment))
+        for f in folders:
+            stack.enter_context(
+                locks.hold(workdir(cfg) / f, "run folder", "give this run its own out=<folder>")
+            )
+    except BaseException:
+        stack.close()
+        raise
+    return stack
+
+
+def _run(cfg: DictConfig, name: str, fn: Callable[[DictConfig], dict[str, Any]]) -> int:
     cmd = f"python -m benchmarks.rm_study experiment={name}"
     results.write_experiment(name, command=cmd, design=design(cfg, name))
     t0, c0 = time.time(), time.process_time()
-    out = fns[name](cfg)
+    out = fn(cfg)
     d = {**design(cfg, name), "wall_s": time.time() - t0, "cpu_s_main": time.process_time() - c0, **out}
     results.write_experiment(name, command=cmd, design=d)
     log(f"{name} done in {(time.time() - t0) / 60:.1f} min: results/{name}/")

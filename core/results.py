@@ -12,7 +12,8 @@ Layout (``results/`` at the repository root, committed; ``RLVR_RESULTS`` points 
 Provenance, in every file: git commit and dirty flag, the command (argv), package versions, the
 machine (cores, load average, platform) and when it was written. Files are written atomically as
 JSON with sorted keys and floats rounded to 6 significant digits, so a diff between two result
-files shows what changed and nothing else.
+files shows what changed and nothing else. One run of an experiment at a time: :func:`lock` holds
+``results/<experiment>/`` (``core.locks``) and ``make results`` takes it for the whole command.
 
 What it does not do: compute metrics or read run directories (callers pass finished records:
 ``analysis.results_io`` turns a run directory into one), or render documents (``make docs``).
@@ -29,9 +30,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from core import locks
 from core.versions import versions
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +47,11 @@ def results_dir() -> Path:
 
 
 def git_state(repo: Path = REPO) -> tuple[str | None, bool | None]:
-    """``(commit, dirty)`` of the repository (``(None, None)`` outside a git checkout)."""
+    """``(commit, dirty)`` of the repository (``(None, None)`` outside a git checkout).
+
+    Dirty means tracked files changed outside ``results/``: an experiment rewrites its own
+    results files while it runs, and those are its outputs, not the code that produced them.
+    """
 
     def git(*args: str) -> str | None:
         try:
@@ -55,7 +62,7 @@ def git_state(repo: Path = REPO) -> tuple[str | None, bool | None]:
             return None
 
     commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
     return commit, (bool(status) if status is not None else None)
 
 
@@ -130,6 +137,17 @@ def downsample(steps: Sequence[int], values: Sequence[float], max_points: int = 
     else:
         idx = sorted({round(i * (n - 1) / (max_points - 1)) for i in range(max_points)})
     return {"step": [int(steps[i]) for i in idx], "value": [values[i] for i in idx]}
+
+
+def lock(experiment: str) -> AbstractContextManager[Path]:
+    """Hold ``results/<experiment>/`` for one run of the experiment (``with results.lock(name):``).
+
+    A second run of the same experiment into the same results folder fails at once with
+    :class:`core.locks.FolderBusy` naming the folder and the PID that holds it (see :mod:`core.locks`).
+    """
+    _check_name("experiment", experiment)
+    fix = "point RLVR_RESULTS at another folder to record this run elsewhere"
+    return locks.hold(results_dir() / experiment, "results folder", fix)
 
 
 def _write(path: Path, payload: Mapping[str, Any]) -> Path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import hydra
@@ -20,6 +21,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from core import locks
 from recipes.compose import check_choice, compose, diff, options
 from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, require_gpus, verl_config
 from recipes.manifest import write_manifest
@@ -144,6 +146,20 @@ def run(overrides: list[str]) -> int:
     except (ConfigError, ValueError, EngineUnavailable) as e:
         log(f"error: {e}\nnothing was launched.")
         return 2
+    try:  # one writer per run folder: a second local run into it stops here, before writing
+        guard = nullcontext() if engine == "verl" or cfg.dry_run else locks.hold(run_dir, "run folder", _FIX)
+        with guard:
+            return _launch(cfg, run_dir, engine, overrides, changes)
+    except locks.FolderBusy as e:
+        log(f"error: {e}\nnothing was launched.")
+        return 2
+
+
+_FIX = "give this run its own run_dir=<folder>"
+
+
+def _launch(cfg: DictConfig, run_dir: Path, engine: str, overrides: list[str], changes: list) -> int:
+    """Write the run folder's config and manifest, then dry-run, launch veRL or run the local engine."""
     run_dir.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     if engine == "verl":

@@ -62,3 +62,24 @@ def test_downsample_keeps_ends_and_rejects_mismatch():
 def test_nan_is_stored_as_null(res_dir):
     path = results.write_table("exp", "t", {"x": float("nan")})
     assert json.loads(path.read_text())["x"] is None
+
+
+def test_results_files_do_not_make_the_code_dirty(tmp_path):
+    """An experiment rewriting its tracked results files is still recorded at a clean commit;
+    a change to code is not."""
+    import subprocess
+
+    def git(*a):
+        subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "results" / "exp").mkdir(parents=True)
+    (tmp_path / "results" / "exp" / "experiment.json").write_text("{}\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init")
+    (tmp_path / "results" / "exp" / "experiment.json").write_text('{"running": true}\n')
+    commit, dirty = results.git_state(tmp_path)
+    assert len(commit) == 40 and dirty is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert results.git_state(tmp_path)[1] is True
