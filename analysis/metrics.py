@@ -282,8 +282,6 @@ def paired_power(effect: float, n: int, alpha: float = 0.05) -> float:
     """Power of a two-sided paired t-test with ``n`` pairs at standardised effect ``effect`` (the
     noncentral t; where SciPy's noncentral t returns nan for a large noncentrality, the normal
     approximation, which is then within rounding of 1)."""
-    from scipy import stats
-
     df, nc = n - 1, abs(effect) * np.sqrt(n)
     tc = stats.t.ppf(1 - alpha / 2, df)
     p = stats.nct.sf(tc, df, nc) + stats.nct.cdf(-tc, df, nc)
@@ -307,7 +305,6 @@ def seeds_needed(diffs: ArrayLike, delta: float, power: float = 0.8, alpha: floa
     for n in range(2, 501):
         if paired_power(effect, n, alpha) >= power:
             return n
-    from scipy import stats  # beyond 500 pairs the normal approximation is exact enough
-
+    # beyond 500 pairs the normal approximation is exact enough
     z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
     return int(np.ceil((z / effect) ** 2)) + 1

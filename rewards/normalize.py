@@ -21,29 +21,8 @@ from rewards.forms import DMS, dms, words_to_number
 MAX_ANSWER_CHARS = 1000  # the longest MATH-500 answer has 159 characters
 MAX_DIGITS = 400  # longer digit strings are compared as strings, never converted
 
-_TEXT_CMDS = (
-    "text",
-    "textbf",
-    "textit",
-    "textrm",
-    "textnormal",
-    "mathrm",
-    "mathbf",
-    "mathit",
-    "mathsf",
-    "mathtt",
-    "mathcal",
-    "mathscr",
-    "mathfrak",
-    "textsf",
-    "texttt",
-    "textup",
-    "bm",
-    "mbox",
-    "boldsymbol",
-    "operatorname",
-    "emph",
-    "hbox",
+_TEXT_CMDS = tuple(
+    "text textbf textit textrm textnormal mathrm mathbf mathit mathsf mathtt mathcal mathscr mathfrak textsf texttt textup bm mbox boldsymbol operatorname emph hbox".split()
 )
 _TEXT_CMD_RE = re.compile(r"\\(?:" + "|".join(_TEXT_CMDS) + r")\s*\{")
 _DROP = (

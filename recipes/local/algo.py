@@ -39,7 +39,7 @@ from verl.utils.torch_functional import get_constant_schedule_with_warmup, get_c
 from verl.workers.config.optimizer import build_optimizer
 
 from core.data import Prompt
-from core.sampler import Rollout
+from core.sampler import Rollout, response_logprobs
 from core.sampling import grade
 from recipes.local import rm_reward
 from rewards.shaping import overlong_penalty
@@ -252,3 +252,20 @@ def policy_loss(
         metrics["actor/kl_loss"] = float(kl_loss.detach())
         metrics["actor/kl_coef"] = float(actor_cfg.kl_loss_coef)
     return loss, metrics
+
+
+@torch.no_grad()
+def drift(
+    model: torch.nn.Module, init: torch.nn.Module, ro: Rollout, temperature: float, n: int
+) -> tuple[float, float]:
+    """Sum over response tokens of veRL's k3 (``low_var_kl``) estimate of KL(model || init) on sampled
+    responses ``ro`` (rows grouped by ``n`` per prompt), and the token count."""
+    was_training = model.training
+    model.eval()
+    args = (ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temperature)
+    lp, _ = response_logprobs(model, *args, group=n)
+    init_lp, _ = response_logprobs(init, *args, group=n)
+    model.train(was_training)
+    kld = kl_penalty(logprob=lp, ref_logprob=init_lp, kl_penalty="low_var_kl")
+    mask = ro.response_mask.to(kld.dtype)
+    return float((kld * mask).sum()), float(mask.sum())

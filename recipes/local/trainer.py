@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 from omegaconf import DictConfig
-from verl.trainer.ppo.core_algos import get_kl_controller, kl_penalty
+from verl.trainer.ppo.core_algos import get_kl_controller
 from verl.trainer.ppo.metric_utils import compute_data_metrics, process_validation_metrics
 
 from core.data import Prompt
@@ -299,19 +299,6 @@ class Engine:
         return first, {k: float(np.mean(v)) for k, v in upd.items()}
 
     # ------------------------------------------------------------------ evaluation
-    @torch.no_grad()
-    def _drift(self, ro: Rollout, temperature: float, n: int) -> tuple[float, float]:
-        """Sum over response tokens of veRL's k3 (``low_var_kl``) estimate of KL(policy || starting
-        policy) on sampled held-out responses, and the token count."""
-        self.model.eval()
-        args = (ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temperature)
-        lp, _ = response_logprobs(self.model, *args, group=n)
-        init_lp, _ = response_logprobs(self.init, *args, group=n)
-        self.model.train()
-        kld = kl_penalty(logprob=lp, ref_logprob=init_lp, kl_penalty="low_var_kl")
-        mask = ro.response_mask.to(kld.dtype)
-        return float((kld * mask).sum()), float(mask.sum())
-
     def evaluate(self) -> tuple[dict[str, float], dict[str, Any]]:
         """Held-out accuracy with ``rollout.val_kwargs``; veRL's ``process_validation_metrics`` names."""
         vk = self.cfg.actor_rollout_ref.rollout.val_kwargs
@@ -324,7 +311,8 @@ class Engine:
             chunk = self.val[i : i + 128]
             ro = self._sample(chunk, n, vk)
             lengths += ro.response_lengths.tolist()
-            d_sum, d_tok = self._drift(ro, float(vk.temperature) if vk.do_sample else 1.0, n)
+            temp = float(vk.temperature) if vk.do_sample else 1.0
+            d_sum, d_tok = algo.drift(self.model, self.init, ro, temp, n)
             drift_sum, drift_tokens = drift_sum + d_sum, drift_tokens + d_tok
             sc, ex, tx = algo.score_rollout(self.cfg, self.reward_fn, self.tok, chunk, ro, n)
             texts += tx
