@@ -10,6 +10,7 @@ Hydra's ``hydra.sweeper.params`` in the same file).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,12 +130,9 @@ def params(name: str) -> dict[str, list[str]]:
 def planned_runs(name: str, overrides: list[str] | tuple[str, ...] = ()) -> int:
     """Number of runs the sweep file defines (product of its ``hydra.sweeper.params`` lists), with
     any swept key the invocation's ``overrides`` replace (e.g. a pilot's ``rlvr.seed=100,101``)."""
-    params = dict(OmegaConf.load(CONF_DIR / "sweep" / f"{name}.yaml").hydra.sweeper.params)
+    swept = params(name)
     for o in overrides:
         key, _, value = str(o).partition("=")
-        if key in params:
-            params[key] = value
-    total = 1
-    for v in params.values():
-        total *= len(str(v).split(","))
-    return total
+        if key in swept:
+            swept[key] = value.split(",")
+    return math.prod(len(v) for v in swept.values())
