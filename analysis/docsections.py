@@ -86,5 +86,12 @@ def seed_table() -> Rendered:
         cpu = statistics.median(r["cpu_s"] / 60 for r in runs.values())
         rows.append([*cells, f"{met}/{len(runs)}", f"{wall:.1f}", f"{cpu:.1f}"])
     text = f"Claim, recorded before the runs: {design.get('claim', '')}.\n\n" + _coverage(design)
+    by_scale: dict[str, list[str]] = {}
+    for recipe, scale in design.get("scales", {}).items():
+        by_scale.setdefault(scale, []).append(f"`{recipe}`")
+    if by_scale:
+        text += (
+            "Scale profile: " + "; ".join(f"`{k}` for {', '.join(v)}" for k, v in by_scale.items()) + ".\n\n"
+        )
     text += Table(header, rows).markdown()
     return Rendered(text, sources=[source_line("results/seed_table", data.get("provenance"))])

@@ -1,7 +1,9 @@
 """Multi-seed target runs of the local engine: recipe x seed -> held-out accuracy start/end, minutes.
 
-Runs ``python -m recipes.run recipe=<r> engine=local rlvr.seed=<s> run_dir=<out>/<code>/<r>-s<s>``
-for every pair (``jobs`` at a time; each run uses one torch thread), prints a markdown table
+Runs ``python -m recipes.run recipe=<r> engine=local scale=<profile> rlvr.seed=<s>
+run_dir=<out>/<code>/<r>-s<s>`` for every pair, at each recipe's own laptop profile
+(``rlvr.laptop_scale``: ``laptop_base`` for recipes that start from a base model in their papers) unless
+``scale=`` names one for all (``jobs`` at a time; each run uses one torch thread), prints a markdown table
 (``analysis.render``) plus whether each recipe met the target (end >= start + 0.15 for every seed),
 and records every finished run in ``results/<results>/`` (``core.results``; the README's seed table
 renders from it with ``make docs``). ``control=true`` adds shuffled-reward runs
@@ -31,6 +33,7 @@ from analysis.results_io import run_record
 from core import results
 from core.cli import hydra_main, load, route_argv
 from core.fingerprint import source_hash
+from recipes.compose import compose
 
 CODE = ("core", "recipes", "rewards", "data_pipelines", "conf")
 
@@ -69,6 +72,13 @@ def run_one(
     return {**s, "recipe": recipe + tag, "run_dir": str(run_dir)}
 
 
+def laptop_scales(recipes: list[str], scale: str) -> dict[str, str]:
+    """The scale profile each recipe runs at: ``scale`` for all, or with ``recipe`` its own laptop profile."""
+    if scale != "recipe":
+        return {r: scale for r in recipes}
+    return {r: str(compose([f"recipe={r}"]).rlvr.get("laptop_scale") or "laptop") for r in recipes}
+
+
 def record(experiment: str, rows: list[dict], design: dict) -> Path:
     """Write ``results/<experiment>/``: the design and one record per finished run (others removed)."""
     path = results.write_experiment(experiment, design=design)
@@ -93,7 +103,8 @@ def results_experiment(a: DictConfig) -> str | None:
     if a.results != "auto":
         return str(a.results)
     d = load("command", "seed_table")
-    same = all(list(a[k]) == list(d[k]) for k in ("recipes", "seeds", "overrides")) and a.control == d.control
+    same = all(list(a[k]) == list(d[k]) for k in ("recipes", "seeds", "overrides"))
+    same = same and a.control == d.control and a.scale == d.scale
     return "seed_table" if same else None
 
 
@@ -102,11 +113,12 @@ def command(a: DictConfig) -> int:
     code = source_hash(CODE)
     out = Path(str(a.out)) / code
     out.mkdir(parents=True, exist_ok=True)
+    scales = laptop_scales(recipes, str(a.scale))
     jobs = [(r, s, extra, "") for s in seeds for r in recipes]
     if a.control:
         jobs += [(recipes[0], s, [*extra, "local.shuffle_rewards=true"], "-shuffled") for s in seeds]
     with ThreadPoolExecutor(int(a.jobs)) as ex:
-        rows = list(ex.map(lambda j: run_one(j[0], j[1], out, j[2], j[3]), jobs))
+        rows = list(ex.map(lambda j: run_one(j[0], j[1], out, j[2], j[3], scale=scales[j[0]]), jobs))
     header = [
         "recipe",
         "seed",
@@ -148,6 +160,7 @@ def command(a: DictConfig) -> int:
             "recipes": recipes,
             "seeds": seeds,
             "control": bool(a.control),
+            "scales": scales,
             "overrides": extra,
             "code": code,
         }

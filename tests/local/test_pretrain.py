@@ -88,10 +88,20 @@ def test_base_model_recipes_default_to_laptop_base_on_the_local_engine() -> None
         ("r1_zero", "laptop_base"),
         ("dapo", "laptop_base"),
         ("drgrpo", "laptop_base"),
-        ("grpo", "laptop"),
-        ("orz_ppo", "laptop"),
+        ("grpo", "laptop_base"),
+        ("orz_ppo", "laptop_base"),
+        ("r1_reasoning", "laptop"),  # R1 keeps its cold-start stage: that is R1, not R1-Zero
     ):
         cfg = prepare_config([f"recipe={recipe}", "engine=local"])[0]
         assert cfg.rlvr.scale == scale, recipe
     assert prepare_config(["recipe=r1_zero", "engine=local", "scale=laptop"])[0].rlvr.scale == "laptop"
     assert prepare_config(["recipe=r1_zero", "engine=local", "scale=laptop"])[0].local.pretrain is None
+
+
+def test_seed_table_runs_each_recipe_at_its_own_laptop_profile_unless_one_is_named() -> None:
+    """The seed table's per-recipe profile is the recipe's ``rlvr.laptop_scale``; ``scale=laptop`` names one for all."""
+    from benchmarks.seed_table import laptop_scales
+
+    own = laptop_scales(["grpo", "r1_reasoning"], "recipe")
+    assert own == {"grpo": "laptop_base", "r1_reasoning": "laptop"}
+    assert laptop_scales(["grpo", "dapo"], "laptop") == {"grpo": "laptop", "dapo": "laptop"}
