@@ -387,6 +387,8 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
         pk = "scalar"
     if gk == "bracket:()" and pk == "list" and named:
         pk = gk  # "x = 2, y = 3" for the ordered pair (2, 3)
+    if "\\begin{" in p + g and {gk, pk} <= {"bracket:()", "bracket:[]"}:
+        pk = gk  # a column / row vector is its entries in order, in ( ) or [ ]
     if {gk, pk} <= {"list", "set"}:
         return _match_unordered(pi, gi, deadline)
     if gk != pk or len(pi) != len(gi):
