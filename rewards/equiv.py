@@ -16,7 +16,6 @@ passes ``rel_tol``, or units conversion (5 m is not 500 cm).
 from __future__ import annotations
 
 import re
-import time
 
 from rewards import scalars
 from rewards.forms import clock_time, phrase_value, qualifiers, ratio, rename_parameter
@@ -356,8 +355,7 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
     >>> equivalent(r"\{x \mid -1<x<1\}", "(-1, 1)"), equivalent("-x > -1", "x < 1"), equivalent("1:00", "12:00")
     (True, True, False)
     """
-    deadline = time.monotonic() + timeout_s
-    begin(rel_tol)
+    deadline = begin(rel_tol, timeout_s)  # timeout_s of CPU time; the wall-clock ceiling is a multiple
     if len(pred) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
         return False
     p, g = clean(pred), clean(gold)
