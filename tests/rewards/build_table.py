@@ -771,6 +771,13 @@ CLASS_ROWS = [
     ("unit_forms", "math", "Answer: $10 m$", "10", T_),
     ("unit_forms", "math", "Answer: $10$", "10m", F_),
     ("unit_forms", "math", "Answer: $10m$", "10", F_),
+    ("word_answers", "math", "Answer: No, it is not possible.", "\\text{No}", T_),
+    ("word_answers", "math", "Answer: Yes, it is not possible.", "\\text{No}", F_),
+    ("word_answers", "math", "Answer: Yes, if $n$ is even.", "\\text{Yes}", F_),
+    ("word_answers", "math", "Answer: No, unless $n$ is odd.", "\\text{No}", F_),
+    ("word_answers", "math", "Answer: $\\text{The circle}$", "\\text{circle}", T_),
+    ("word_answers", "math", "Answer: $\\text{a hyperbola}$", "\\text{parabola}", F_),
+    ("word_answers", "math", "Answer: Nobody", "\\text{No}", F_),
     # known misses (tests expect the verifier to get these wrong, strictly): see KNOWN_MISSES in the tests
     ("known_miss", "math", "The two parts are \\boxed{3} and \\boxed{4}.", "3, 4", T_),
     ("known_miss", "math", "Adding them up, the total comes to 42.", "42", T_),
