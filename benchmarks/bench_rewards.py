@@ -66,6 +66,7 @@ from core.cli import hydra_main
 Scorer = Callable[[str, dict], bool]  # (level, row) -> credited?
 OURS, MV = "ours", "math-verify"
 LIMIT_S = 1.0  # compute_score's default timeout_s
+CUT = "cold_cut"  # per-row 1.0 / 0.0: the cold pass's call was cut by the time limit
 DEV_SOURCES = DEV_DIR / "sources.json"
 
 
@@ -147,9 +148,11 @@ def _scorers(tolerance: float) -> dict[str, Scorer]:  # noqa: C901 - one closure
 
 
 def _pass(
-    fn: Scorer, level: str, rows: list[dict], cpu: list[float] | None = None
+    fn: Scorer, level: str, rows: list[dict], cpu: list[float] | None = None, cut: list[float] | None = None
 ) -> list[tuple[bool, float]]:
-    """Verdict and wall seconds per row; with ``cpu``, also CPU seconds per row (this process + the worker)."""
+    """Verdict and wall seconds per row; with ``cpu``, also CPU seconds per row (this process + the worker);
+    with ``cut``, 1.0 for a row whose last comparison was cut by the time limit (ours only), else 0.0."""
+    from rewards.scalars import timed_out  # here: in the measured process, after the worker pool is reset
     from rewards.worker import take_cpu_s  # here: in the measured process, after the worker pool is reset
 
     out = []
@@ -163,6 +166,8 @@ def _pass(
         out.append((got, time.perf_counter() - t))
         if cpu is not None:
             cpu.append(time.process_time() - c + take_cpu_s())
+        if cut is not None:
+            cut.append(1.0 if timed_out() else 0.0)
     return out
 
 
@@ -184,13 +189,14 @@ def score_rows(
 
         _fresh_worker()
         cpu: list[float] = []
-        cold = _pass(fn, level, rows, cpu)
+        cut: list[float] = []
+        cold = _pass(fn, level, rows, cpu, cut)
         warm = _pass(fn, level, rows)
         pool().call("clear_caches", [], 10.0)  # the parser stays warmed; the answers are new to it
         new = _pass(fn, level, rows)
         passes = {"cold": cold, "warm": warm, "new_answers": new}
         lat = {k: [t for _, t in v] for k, v in passes.items()}
-        return [g for g, _ in cold], {**lat, "cold_cpu": cpu}
+        return [g for g, _ in cold], {**lat, "cold_cpu": cpu, CUT: cut}
     fn(level, {"response": "1", "gold": "1", "data_source": "math"})  # imports, pools
     once = _pass(fn, level, rows)
     return [g for g, _ in once], {"single": [t for _, t in once]}
@@ -202,7 +208,8 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def latency(ts: list[float]) -> dict[str, Any]:
-    """p50 / p99 / max in ms and the number of calls over the time limit."""
+    """p50 / p99 / max in ms and the number of calls over the time limit (``timeout_s`` is CPU time of
+    the verifier; on the wall clock the calls over it are the ones the machine's load made slow)."""
     return {
         "n": len(ts),
         "p50": 1000 * statistics.median(ts) if ts else None,
@@ -210,6 +217,14 @@ def latency(ts: list[float]) -> dict[str, Any]:
         "max": 1000 * max(ts) if ts else None,
         "over_limit": sum(t > LIMIT_S for t in ts),
     }
+
+
+def _latencies(lat: dict[str, list[float]]) -> dict[str, Any]:
+    """``latency`` of every pass; the cold pass also counts the calls cut by the time limit."""
+    out = {k: latency(v) for k, v in lat.items() if k != CUT}
+    if CUT in lat:
+        out["cold"]["cut_by_limit"] = int(sum(lat[CUT]))
+    return out
 
 
 def summarize(rows: list[dict], got: list[bool]) -> dict[str, Any]:
@@ -290,10 +305,10 @@ def run(
             ),
         }
         out["latency_ms"][name] = {
-            "in_sample": {k: latency(v) for k, v in lat_in.items()},
-            "held_out_protocol": {
-                k: latency([lat_lv[r["level"]][k][i] for i, r in enumerate(heldout)]) for k in lat_in
-            },
+            "in_sample": _latencies(lat_in),
+            "held_out_protocol": _latencies(
+                {k: [lat_lv[r["level"]][k][i] for i, r in enumerate(heldout)] for k in lat_in}
+            ),
         }
         if dev:
             out["development"][name] = _development(fn, dev)

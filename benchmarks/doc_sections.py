@@ -24,7 +24,15 @@ from benchmarks.heldout.report import MV, OURS, render
 from core import results
 from core.compose import CONF_DIR
 
-ITERATIONS = ("before_fixes", "after_fixes", "round2_before", "round2_after", "round3_before", "latest")
+ITERATIONS = (
+    "before_fixes",
+    "after_fixes",
+    "round2_before",
+    "round2_after",
+    "round3_before",
+    "round4_before",
+    "latest",
+)
 
 
 def _table(experiment: str, name: str) -> dict[str, Any] | None:

@@ -16,7 +16,6 @@ passes ``rel_tol``, or units conversion (5 m is not 500 cm).
 from __future__ import annotations
 
 import re
-import time
 
 from rewards import scalars
 from rewards.forms import clock_time, phrase_value, qualifiers, ratio, rename_parameter
@@ -67,6 +66,11 @@ _OR = re.compile(  # "or", "and", "1, 2, and 3", ";" separate list items
     r"\s*,?\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*|\s*;\s*", re.IGNORECASE
 )
 _PM = re.compile(r"\\pm|±|\\mp|∓")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)")
+_YES_NO = re.compile(r"^\s*(yes|no)\s*[,.;:!\-–—]\s*(.+)$", re.IGNORECASE | re.DOTALL)
+_OTHER_ANSWER = re.compile(
+    r"\b(?:yes|no|or|unless|except|maybe|perhaps|possibly|probably|depends|sometimes|if)\b", re.IGNORECASE
+)
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+,(?:\d{1,2}|\d{4,})")  # 3,14: a decimal comma (3,140 groups thousands)
 
 
@@ -303,8 +307,22 @@ def _special_forms(p: str, g: str) -> bool | None:
     if pn is not None and gn is not None:  # "five" vs "5", "One thousand ..." vs "1625"
         return num_equal(pn, gn, scalars.rel_tol())
     if _WORDS.fullmatch(g) or g.lower() in ("yes", "no"):
-        return re.sub(r"[^a-z0-9]", "", p.lower()) == re.sub(r"[^a-z0-9]", "", g.lower())
+        return _letters(_yes_no(p, g)) == _letters(g)
     return None
+
+
+def _letters(s: str) -> str:
+    """A word answer as a reader compares it: lower case, letters and digits, no leading article."""
+    return re.sub(r"[^a-z0-9]", "", _ARTICLE.sub("", s.strip().lower()))
+
+
+def _yes_no(p: str, g: str) -> str:
+    """``Yes, it is possible.`` answers a yes/no question with ``Yes`` -- unless the rest offers another
+    answer or hedges (``Yes or no``, ``No, unless n is odd``)."""
+    m = _YES_NO.match(p)
+    if m and g.strip().lower() in ("yes", "no") and not _OTHER_ANSWER.search(m.group(2)):
+        return m.group(1)
+    return p
 
 
 def _surroundings(p: str, g: str) -> tuple[str, str]:
@@ -356,8 +374,7 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
     >>> equivalent(r"\{x \mid -1<x<1\}", "(-1, 1)"), equivalent("-x > -1", "x < 1"), equivalent("1:00", "12:00")
     (True, True, False)
     """
-    deadline = time.monotonic() + timeout_s
-    begin(rel_tol)
+    deadline = begin(rel_tol, timeout_s)  # timeout_s of CPU time; the wall-clock ceiling is a multiple
     if len(pred) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
         return False
     p, g = clean(pred), clean(gold)
@@ -387,6 +404,8 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
         pk = "scalar"
     if gk == "bracket:()" and pk == "list" and named:
         pk = gk  # "x = 2, y = 3" for the ordered pair (2, 3)
+    if "\\begin{" in p + g and {gk, pk} <= {"bracket:()", "bracket:[]"}:
+        pk = gk  # a column / row vector is its entries in order, in ( ) or [ ]
     if {gk, pk} <= {"list", "set"}:
         return _match_unordered(pi, gi, deadline)
     if gk != pk or len(pi) != len(gi):

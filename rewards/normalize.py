@@ -54,21 +54,33 @@ _SPACING = re.compile(
 )
 _DANGLING = re.compile(r"\s*\\+$")
 _DOLLAR = re.compile(r"(?<!\\)(?:\$|\\[()])")  # $ and \( \) delimit math wherever they stand
+_DEG = r"(?:\^\s*\{?\s*\\circ\s*\}?|°)"
 _TRIG_DEGREES = re.compile(
-    r"(\\(?:sin|cos|tan|cot|sec|csc))\s*\(?\s*([+-]?\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)\s*\)?"
-)
+    r"(\\(?:sin|cos|tan|cot|sec|csc))\s*([+-]?\d+(?:\.\d+)?)\s*" + _DEG
+)  # \sin 30^\circ
+_TRIG_OPEN = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)\s*(?:\^\s*\{?\d\}?\s*)?\(")  # \sin( / \cos^2(
+_DEGREE_NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s*" + _DEG)
+# every backslash doubled (a JSON- or Python-escaped string): \\frac, \\begin ... \\\\ ... \\end
+_DOUBLED = re.compile(r"(?<!\\)(?:\\\\)+(?!\\)")
+_DOUBLED_CMD = re.compile(r"(?<!\\)\\\\[a-zA-Z]{2,}")
+_ODD_RUN = re.compile(r"(?<!\\)\\(?:\\\\)*(?!\\)")
 _LEFT_RIGHT_DOT = re.compile(r"\\(?:left|right)\s*\.")
 # \frac12 -> \frac{1}{2}; \frac1{2}; \frac{1}2 ; \sqrt2 -> \sqrt{2}
 _FRAC_SHORT = re.compile(r"\\frac\s*(\d|\{[^{}]*\})\s*(\d|\{[^{}]*\})")
 _SQRT_SHORT = re.compile(r"\\sqrt\s*(\d+|[a-zA-Z])(?![\d])")
 _UNIT_WORDS = (
+    "(?:(?:square|sq\\.?|cubic)\\s+)?(?:"
     "yuan|rmb|dollars?|usd|cents?|euros?|pounds?|units?|square units|sq units|cubic units|"
     "degrees?|radians?|cm|mm|km|m|meters?|metres?|centimeters?|kilometers?|inches|inch|in|feet|ft|foot|"
     "yards?|miles?|mph|km/h|kg|g|grams?|kilograms?|lbs?|ounces?|oz|liters?|litres?|ml|l|"
     "seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?|"
     "people|persons?|students?|apples?|books?|marbles?|cookies?|pages?|points?|times|ways|"
-    "元|块|人|个|天|小时|分钟|米|千米|公里|岁"
+    "元|块|人|个|天|小时|分钟|米|千米|公里|岁)"
 )
+_GLUED_SHORT_UNIT = re.compile(
+    r"\d(?:cm|mm|km|m|in|ft|yd|g|kg|mg|ml|l|s|h|hr|oz|lbs?|mi)(?:\^\{?[23]\}?|²|³)?$", re.IGNORECASE
+)
+_TEXT_AFTER_DIGIT = re.compile(r"(?<=\d)(?=\\(?:text|mathrm|textrm|textnormal|mbox)\s*\{)")  # 18\text{cm}
 _TRAILING_UNIT = re.compile(
     r"(?:(?<=[\d}).])|(?<=\\pi))\s*(?:\\?\s*(?:"
     + _UNIT_WORDS
@@ -199,7 +211,7 @@ def clean(s: str) -> str:
     >>> clean("1\\,600 元")
     '1600'
     """
-    s = _THIN_THOUSANDS.sub("", _COMMA_BANG.sub(",", s))
+    s = _THIN_THOUSANDS.sub("", _COMMA_BANG.sub(",", undouble(s)))
     s = _DOLLAR.sub(" ", _LEFT_RIGHT_DOT.sub("", _SPACING.sub(" ", s)))
     s = _MARKDOWN.sub(r"\1", s.strip())  # **72** / __72__
     s = _unwrap_math(_UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], s.translate(_FULLWIDTH)))
@@ -208,8 +220,9 @@ def clean(s: str) -> str:
     s = _unwrap_math(s)
     s = _PREFIX.sub("", s)
     s = _PREFIX.sub("", s.rstrip(" .。;,"))
-    s = strip_text_commands(_OPERATOR.sub(_operator, s))
+    s = strip_text_commands(_OPERATOR.sub(_operator, _TEXT_AFTER_DIGIT.sub(" ", s)))
     s = _TRIG_DEGREES.sub(r"\1(\\frac{\2\\pi}{180})", s)  # \sin 30^\circ is sin(pi/6), before degrees go
+    s = _trig_degree_arguments(s)  # \sin(90^\circ - x) is sin(pi/2 - x)
     for pat, rep in _DROP:
         s = pat.sub(rep, s)
     s = _FRAC_SHORT.sub(lambda m: r"\frac{" + m.group(1).strip("{}") + "}{" + m.group(2).strip("{}") + "}", s)
@@ -224,8 +237,42 @@ def clean(s: str) -> str:
     return s
 
 
+def undouble(s: str) -> str:
+    r"""An answer whose every backslash is doubled (escaped twice on its way here) with its backslashes halved.
+
+    >>> undouble(r"\\begin{matrix} x \\\\ \\frac12 \\end{matrix}")
+    '\\begin{matrix} x \\\\ \\frac12 \\end{matrix}'
+    >>> undouble(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}") == r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}"  # a row break stays
+    True
+    """
+    if "\\\\" not in s or not _DOUBLED_CMD.search(s) or _ODD_RUN.search(s):
+        return s
+    return _DOUBLED.sub(lambda m: "\\" * (len(m.group(0)) // 2), s)
+
+
+def _trig_degree_arguments(s: str) -> str:
+    """Degree-marked numbers inside a trig function's parentheses are radians: ``\\sin(90^\\circ - x)``."""
+    out, pos = [], 0
+    for m in _TRIG_OPEN.finditer(s):
+        if m.start() < pos:
+            continue
+        depth, i = 1, m.end()
+        while i < len(s) and depth:
+            depth += {"(": 1, ")": -1}.get(s[i], 0)
+            i += 1
+        if depth:
+            break
+        arg = _DEGREE_NUMBER.sub(r"(\\frac{\1\\pi}{180})", s[m.end() : i - 1])
+        out.append(s[pos : m.end()] + arg + ")")
+        pos = i
+    return "".join(out) + s[pos:]
+
+
 def strip_units(s: str) -> str:
-    """Unit words after a plain quantity: ``"5 m"`` -> ``"5"``, but ``"x+2m"`` keeps its m."""
+    """Unit words after a plain quantity: ``"5 m"`` -> ``"5"``, but ``"x+2m"`` keeps its m, and so does
+    ``"10m"``: a short unit written against the number reads as a variable (``10m`` is 10 times m)."""
+    if _GLUED_SHORT_UNIT.search(s):
+        return s
     prev = None
     while prev != s:
         prev = s

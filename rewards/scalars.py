@@ -5,7 +5,7 @@ expression, one equation or inequality -- at once: assignments (``x = 3``) and a
 name (``y = ...`` vs ``y = ...``) are read first, a bound variable is renamed (``f(n) = 2n+1`` vs
 ``f(x) = 2x+1``), plain numbers are compared in-process with ``Fraction`` (percent aware, exact
 unless the caller opted into ``rel_tol``), and everything else goes to the SymPy worker in one round
-trip (``rewards.symbolic``), within the deadline of the current ``equivalent`` call. Power towers,
+trip (``rewards.symbolic``), within the CPU budget and wall-clock ceiling of the current ``equivalent`` call. Power towers,
 huge exponents and deep nesting never reach SymPy.
 
 What it does not do: structure (lists, sets, intervals, matrices: ``rewards.equiv`` splits those
@@ -20,7 +20,7 @@ import time
 from fractions import Fraction
 
 from rewards.normalize import parse_number, split_top, squash
-from rewards.worker import pool
+from rewards.worker import WALL_FACTOR, cpu_total_s, pool
 
 _STATE = threading.local()
 _MARGIN_S = 0.01  # leave time to kill a worker and answer within the caller's limit
@@ -49,10 +49,18 @@ _SEQ_LHS = re.compile(r"([a-zA-Z])_\{?([a-zA-Z])\}?")  # a_n
 _NAME = re.compile(r"^(?:[a-zA-Z](?:_\{?\w+\}?)?|[a-zA-Z]\s*\([^()=]*\))$")  # y, a_n, f(x)
 
 
-def begin(rel_tol: float) -> None:
-    """Start one ``equivalent`` call in this thread: no timeout yet, this call's tolerance."""
+def cpu_used_s() -> float:
+    """CPU seconds used by this thread and by the worker for its calls (a difference measures a call)."""
+    return time.thread_time() + cpu_total_s()
+
+
+def begin(rel_tol: float, timeout_s: float = 1.0) -> float:
+    """Start one ``equivalent`` call in this thread: no timeout yet, this call's tolerance, a CPU budget
+    of ``timeout_s``; returns the call's wall-clock ceiling (``WALL_FACTOR`` times the budget)."""
     _STATE.timed_out = False
     _STATE.rel_tol = float(rel_tol)
+    _STATE.cpu_end = cpu_used_s() + float(timeout_s)
+    return time.monotonic() + float(timeout_s) * WALL_FACTOR
 
 
 def rel_tol() -> float:
@@ -191,10 +199,11 @@ def scalar_pairs(pairs: list[tuple[str, str]], deadline: float) -> list[bool]:
         return [bool(r) for r in results]
     req = [[_sympy_ready(p), _sympy_ready(g)] for p, g in todo]
     try:
-        left = deadline - time.monotonic() - _MARGIN_S
-        if left <= 0:
+        wall_left = deadline - time.monotonic() - _MARGIN_S
+        cpu_left = min(getattr(_STATE, "cpu_end", float("inf")) - cpu_used_s() - _MARGIN_S, wall_left)
+        if cpu_left <= 0:
             raise TimeoutError
-        got = iter(pool().call("scalars_equal", [req, rel_tol()], left))
+        got = iter(pool().call("scalars_equal", [req, rel_tol()], cpu_left, wall_left))
     except TimeoutError:
         _STATE.timed_out = True
         got = iter([False] * len(todo))

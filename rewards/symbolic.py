@@ -117,7 +117,18 @@ def _expr_equal(p: Any, g: Any) -> bool:
         return bool(p == g)
     if p.free_symbols != g.free_symbols:
         return False
-    return _is_zero(p - g) is True
+    return _is_zero(p - g) is True or _complex_equal(p, g)
+
+
+_IMAGINARY = sympy.Symbol("i", real=True)
+
+
+def _complex_equal(p: sympy.Expr, g: sympy.Expr) -> bool:
+    """Answers whose only letter is ``i`` are complex numbers: ``i(2-i)`` is ``1+2i``."""
+    if p.free_symbols != {_IMAGINARY} or g.free_symbols != {_IMAGINARY}:
+        return False
+    d = (p - g).subs(_IMAGINARY, sympy.I)
+    return not d.free_symbols and _is_zero(d) is True
 
 
 _REL_OP = re.compile(r"\\leq|\\geq|\\ne(?![a-zA-Z])|<|>")

@@ -10,7 +10,11 @@ Workers run under an address-space limit (``REWARDS_WORKER_MEM_MB``, default 204
 their parent's pipe closes, and are killed at interpreter exit. After ``os.fork`` the child
 process builds its own pool.
 
-The limit bounds the work done for a call, from the moment a worker is free: with more scoring
+The limit is **CPU time** of the worker (read from ``/proc``; wall time where ``/proc`` is missing):
+a call is cut once the worker has computed for ``timeout_s`` seconds, or once ``wall_s`` seconds
+(default ``REWARDS_WALL_FACTOR`` = 4 times ``timeout_s``) have passed -- so a right answer is not
+turned into a timeout because other processes hold the CPU, and a verdict does not depend on the
+machine's load. The limit bounds the work done for a call, from the moment a worker is free: with more scoring
 threads than workers (``REWARDS_WORKERS``, default min(4, cores/2)) a call first queues, for at
 most ``REWARDS_QUEUE_WAIT_S`` (60 s) -- so contention never turns a right answer into a timeout.
 A hot spare worker is kept, so a killed worker is replaced at once and the call after a timeout is
@@ -43,6 +47,8 @@ _STARTUP_TIMEOUT_S = 120.0
 _CPU = threading.local()  # worker CPU seconds used by this thread's calls (benchmarks read it)
 _QUEUE_WAIT_S = float(os.environ.get("REWARDS_QUEUE_WAIT_S", "60"))
 _POOL_SIZE = int(os.environ.get("REWARDS_WORKERS", max(1, min(4, (os.cpu_count() or 2) // 2))))
+WALL_FACTOR = float(os.environ.get("REWARDS_WALL_FACTOR", "4"))  # wall ceiling = this x the CPU limit
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
 
 
 class WorkerOpError(RuntimeError):
@@ -103,15 +109,40 @@ class _Worker:
         self.ready = True
         return True
 
-    def call(self, op: str, args: list[Any], timeout_s: float) -> Any:
+    def cpu_s(self) -> float | None:
+        """CPU seconds this worker has used so far (None where ``/proc`` cannot tell)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) * _TICK_S  # utime + stime
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def _reply(self, timeout_s: float, wall_s: float) -> bytes | None:
+        """The reply line, or None once the worker used ``timeout_s`` CPU seconds or ``wall_s`` passed."""
+        start, cpu0 = time.monotonic(), self.cpu_s()
+        wall_end, left = start + wall_s, timeout_s
+        while True:
+            line = self._readline(min(time.monotonic() + left, wall_end))
+            now = time.monotonic()
+            if line is not None or now >= wall_end or cpu0 is None:
+                return line
+            cpu = self.cpu_s()
+            used = (cpu - cpu0) if cpu is not None else now - start
+            if used >= timeout_s - _TICK_S:
+                return None
+            left = max(timeout_s - used, 2 * _TICK_S)  # CPU time never runs ahead of wall time
+
+    def call(self, op: str, args: list[Any], timeout_s: float, wall_s: float | None = None) -> Any:
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps({"op": op, "args": args}).encode() + b"\n")
         self.proc.stdin.flush()
-        line = self._readline(time.monotonic() + timeout_s)
+        line = self._reply(timeout_s, timeout_s * WALL_FACTOR if wall_s is None else wall_s)
         if line is None:
             raise TimeoutError(f"reward worker op {op!r} exceeded {timeout_s}s")
         reply = json.loads(line)
         _CPU.seconds = getattr(_CPU, "seconds", 0.0) + float(reply.get("cpu_s", 0.0))
+        _CPU.total = getattr(_CPU, "total", 0.0) + float(reply.get("cpu_s", 0.0))
         if not reply.get("ok"):
             raise WorkerOpError(reply.get("error", "worker error"))
         return reply["value"]
@@ -181,23 +212,25 @@ class WorkerPool:
             if self._spare is None:
                 self._spare = _Worker()
 
-    def call(self, op: str, args: list[Any], timeout_s: float) -> Any:
-        """Run ``op(*args)`` in a worker; ``TimeoutError`` once ``timeout_s`` seconds have passed.
+    def call(self, op: str, args: list[Any], timeout_s: float, wall_s: float | None = None) -> Any:
+        """Run ``op(*args)`` in a worker; ``TimeoutError`` once it has computed for ``timeout_s`` CPU
+        seconds or ``wall_s`` seconds (default ``WALL_FACTOR * timeout_s``) have passed.
 
         The limit starts when a worker is free (waiting for one, when more threads than workers
         score at once, is bounded separately by ``REWARDS_QUEUE_WAIT_S``). Only a worker that overran
         while computing is killed.
         """
         w = self._acquire(time.monotonic() + _QUEUE_WAIT_S)
-        deadline = time.monotonic() + timeout_s
+        wall = timeout_s * WALL_FACTOR if wall_s is None else wall_s
+        deadline = time.monotonic() + wall
         try:
             if not self._started:
                 self._first_start(w)
-                deadline = time.monotonic() + timeout_s
-            if not w.wait_ready(deadline):
+                deadline = time.monotonic() + wall
+            if not w.wait_ready(time.monotonic() + timeout_s):
                 self._idle.put(w)
                 raise WorkerBusy("reward worker still starting at the deadline")
-            value = w.call(op, args, max(0.0, deadline - time.monotonic()))
+            value = w.call(op, args, timeout_s, max(0.0, deadline - time.monotonic()))
         except WorkerBusy:
             raise
         except TimeoutError:
@@ -257,6 +290,11 @@ def pool() -> WorkerPool:
         if _POOL is None or _POOL.pid != os.getpid():
             _POOL = WorkerPool()
         return _POOL
+
+
+def cpu_total_s() -> float:
+    """Worker CPU seconds used by this thread's calls so far (never reset: callers take differences)."""
+    return float(getattr(_CPU, "total", 0.0))
 
 
 def take_cpu_s() -> float:

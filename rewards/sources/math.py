@@ -16,13 +16,13 @@ What it does not do: partial credit, or read answers from the reasoning of a ``<
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from rewards.equiv import equivalent, timed_out
 from rewards.extract import extract_final, find_boxes
 from rewards.normalize import clean
 from rewards.registry import PREFIXES, register, result
+from rewards.scalars import cpu_used_s
 from rewards.worker import pool
 
 
@@ -56,10 +56,10 @@ def _verify(
         pool().ensure_started()  # once per process: the worker's start-up is not part of any call's limit
     except RuntimeError:
         pass  # no worker (e.g. spawning forbidden): plain numbers still work, symbolic answers score 0
-    t0 = time.monotonic()
+    c0 = cpu_used_s()  # the limit is CPU time (this thread and the worker): load does not shrink it
 
     def agree(a: str, b: str) -> bool:  # several spellings of one final answer
-        return equivalent(a, b, max(1e-3, timeout_s - (time.monotonic() - t0)))
+        return equivalent(a, b, max(1e-3, timeout_s - (cpu_used_s() - c0)))
 
     ex = extract_final(solution_str, allow_gsm8k=allow_gsm8k, agree=agree, allow_last=flexible)
     if ex.pred is None:
@@ -68,7 +68,7 @@ def _verify(
     golds = [g for g in golds if g]
     if not golds:
         return result(False, clean(ex.pred), "empty gold answer")
-    acc = any(equivalent(ex.pred, g, max(1e-3, timeout_s - (time.monotonic() - t0)), rel_tol) for g in golds)
+    acc = any(equivalent(ex.pred, g, max(1e-3, timeout_s - (cpu_used_s() - c0)), rel_tol) for g in golds)
     return result(acc, clean(ex.pred), "timeout" if timed_out() else "wrong answer")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import multiprocessing
+import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import rewards
-from rewards.worker import pool
+from rewards.worker import WALL_FACTOR, pool
 
 HOSTILE = {
     "1 MB of text": ("x " * 500_000 + r"\boxed{72}", "72"),
@@ -80,8 +82,29 @@ def test_time_limit_works_off_the_main_thread() -> None:
     th = threading.Thread(target=job)
     th.start()
     th.join(10)
-    assert 0.29 <= out["elapsed"] < 0.6
+    assert 0.29 <= out["elapsed"] < 0.3 * WALL_FACTOR + 0.3  # 0.3 s of CPU, within the wall ceiling
     assert pool().call("ping", [], 30.0) == "pong"  # replaced worker answers
+
+
+def test_wall_ceiling_cuts_a_call_the_cpu_budget_would_allow() -> None:
+    t = time.perf_counter()
+    with pytest.raises(TimeoutError):
+        pool().call("sleep", [5.0], 5.0, wall_s=0.3)
+    assert time.perf_counter() - t < 0.6
+    assert pool().call("ping", [], 30.0) == "pong"
+
+
+def test_time_limit_counts_cpu_time_not_waiting_for_a_cpu() -> None:
+    """A worker that gets no CPU (stopped, as on a machine whose cores are taken) is not cut at its CPU
+    limit: the verdict does not depend on the machine's load, only the wall ceiling bounds the wait."""
+    p = pool()
+    assert p.call("ping", [], 30.0) == "pong"
+    w = p._idle.queue[0]  # the worker the next call takes
+    os.kill(w.proc.pid, signal.SIGSTOP)
+    threading.Timer(0.6, os.kill, (w.proc.pid, signal.SIGCONT)).start()
+    t = time.perf_counter()
+    assert p.call("ping", [], 0.2, wall_s=5.0) == "pong"
+    assert time.perf_counter() - t >= 0.55
 
 
 def test_compute_score_honours_a_tiny_limit_and_reports_it() -> None:
