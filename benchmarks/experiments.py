@@ -49,6 +49,19 @@ EXPERIMENTS.add(
     "base_recipes",
     [*PY, "benchmarks.r1_zero_curves", "recipes=[dapo,drgrpo]", "seeds=[0,1,2,3,4]", "results=base_recipes"],
 )
+EXPERIMENTS.add(  # seed 000's overtime-pay task, laptop variant, from its own base model (docs/r1_zero.md)
+    "overtime_pay",
+    [
+        *PY,
+        "benchmarks.r1_zero_curves",
+        "scale=laptop_overtime",
+        "seeds=[0,1,2,3,4]",
+        "results=overtime_pay",
+        "target_length_gain=null",
+        "claim='RL with the outcome (+ format) reward alone, from a base model pretrained on the overtime-pay "
+        "corpus, raises held-out accuracy on the laptop overtime-pay task by at least 15 points within one run'",
+    ],
+)
 EXPERIMENTS.add("thinking_budget", [*PY, "benchmarks.thinking_budget"])  # seed 002 §3.2-3.4
 for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/reward_models.md)
     EXPERIMENTS.add(_name, [*PY, "benchmarks.rm_study", f"experiment={_name}"])

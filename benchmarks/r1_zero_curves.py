@@ -69,7 +69,9 @@ BASE_KEYS = (
 def _row(r: dict, rec: dict, a: DictConfig) -> list:
     """One table row of a finished run: start -> end accuracy and length, whether both targets hold."""
     (a0, a1), (l0, l1) = _ends(rec, ACC), _ends(rec, LEN)
-    met = a1 - a0 >= a.target_acc_gain and l1 / l0 - 1 >= a.target_length_gain
+    met = a1 - a0 >= a.target_acc_gain and (
+        a.target_length_gain is None or l1 / l0 - 1 >= a.target_length_gain
+    )
     return [
         r["recipe"],
         r["seed"],
@@ -106,7 +108,10 @@ def command(a: DictConfig) -> int:
         "recipes": recipes,
         "seeds": seeds,
         "scale": str(a.scale),
-        "targets": {"acc_gain": float(a.target_acc_gain), "length_gain": float(a.target_length_gain)},
+        "targets": {
+            "acc_gain": float(a.target_acc_gain),
+            "length_gain": None if a.target_length_gain is None else float(a.target_length_gain),
+        },
         "overrides": extra,
         "code": code,
     }

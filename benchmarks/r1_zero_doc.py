@@ -6,6 +6,8 @@
 - ``base-recipes-curves``: the same for other recipes from the base model (``results/base_recipes/``).
 - ``r1-zero-base``: the base model's build (CPU and wall seconds) and its probe: sampled pass
   rate by difficulty, by response length and by mode (worked vs direct).
+- ``overtime-curves`` / ``overtime-base``: the same two blocks for seed 000's overtime-pay task
+  (laptop variant, its own base model; ``results/overtime_pay/``, no length target).
 Renders only what the results files hold; a missing experiment renders the command that writes it.
 """
 
@@ -18,6 +20,7 @@ from analysis.render import Table
 from core import results
 
 EXP = "r1_zero_curves"
+OVERTIME = "overtime_pay"
 ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
 WORKED, CHECK, FIX = "rlvr/val_worked_share", "rlvr/val_check_share", "rlvr/val_fix_share"
 PANELS = (
@@ -90,7 +93,8 @@ def curves_block(name: str, figure: str) -> Rendered:
             }
         a0, a1 = c[ACC]["value"][0], c[ACC]["value"][-1]
         l0, l1 = c[LEN]["value"][0], c[LEN]["value"][-1]
-        met = a1 - a0 >= tgt.get("acc_gain", 0.15) and l1 / l0 - 1 >= tgt.get("length_gain", 0.3)
+        length_gain = tgt.get("length_gain", 0.3)
+        met = a1 - a0 >= tgt.get("acc_gain", 0.15) and (length_gain is None or l1 / l0 - 1 >= length_gain)
         rows.append(
             [
                 run_id,
@@ -107,17 +111,21 @@ def curves_block(name: str, figure: str) -> Rendered:
         "mean response length (tokens)",
         "wall min",
         "CPU min",
-        "both targets met",
+        "both targets met" if tgt.get("length_gain", 0.3) is not None else "accuracy target met",
     ]
     fig = DocFigure(figure, curves, _draw, alt="held-out accuracy and response length over RL steps")
+    length_gain = tgt.get("length_gain", 0.3)
+    targets = f"accuracy +{100 * tgt.get('acc_gain', 0.15):.0f} points" + (
+        f" and mean response length +{100 * length_gain:.0f}%"
+        if length_gain is not None
+        else " (no length target)"
+    )
     text = (
         "{fig:"
         + figure
         + "}\n\n"
         + Table(head, rows).markdown()
-        + f"\n\nTargets per seed: accuracy +{100 * tgt.get('acc_gain', 0.15):.0f} points and mean response length "
-        f"+{100 * tgt.get('length_gain', 0.3):.0f}% within the run. Claim (declared before the runs): "
-        f"{design.get('claim', '?')}."
+        + f"\n\nTargets per seed: {targets} within the run. Claim (declared before the runs): {design.get('claim', '?')}."
     )
     return Rendered(text, figures=[fig], sources=[source_line(f"results/{name}/", exp.get("provenance"))])
 
@@ -140,12 +148,27 @@ def _probe_rows(groups: dict[str, Any], label: str) -> list[list[str]]:
     ]
 
 
+@SECTIONS.register("overtime-curves")
+def overtime_curves() -> Rendered:
+    return curves_block(OVERTIME, "overtime_pay_curves")
+
+
 @SECTIONS.register("r1-zero-base")
 def r1_zero_base() -> Rendered:
-    exp = _read()
+    return base_block(EXP)
+
+
+@SECTIONS.register("overtime-base")
+def overtime_base() -> Rendered:
+    return base_block(OVERTIME)
+
+
+def base_block(name: str) -> Rendered:
+    """The build and probe of each base model an experiment of ``benchmarks.r1_zero_curves`` used."""
+    exp = _read(name)
     base = (exp or {}).get("tables", {}).get("base_model")
     if not base:
-        return _missing()
+        return _missing(name)
     parts = []
     for m in base["models"]:
         p = m["probe"]
@@ -165,5 +188,5 @@ def r1_zero_base() -> Rendered:
             + Table(head, rows).markdown()
         )
     return Rendered(
-        "\n\n".join(parts), sources=[source_line(f"results/{EXP}/base_model.json", base.get("provenance"))]
+        "\n\n".join(parts), sources=[source_line(f"results/{name}/base_model.json", base.get("provenance"))]
     )

@@ -9,8 +9,17 @@ rounded half-up to 0.01 and written as a plain number ("1600", "1234.48").
 
 The seed's worked example: 8,700 a month, 2 rest days without leave -> 400 x 2 x 200% = 1,600.
 Monthly wages, day/hour counts, which kinds of overtime appear, the person, the month, the
-holiday and the phrasing are all randomised. Not covered: partial days, overtime caps, local
-rules, 21.75 vs 20.83 day conventions.
+holiday and the phrasing are all randomised.
+
+**Laptop variant** (``daily_wages=[...]``, a designed simplification for a ~1M-parameter model):
+the same rules and question phrasing, but the monthly wage is 21.75 x a daily wage drawn from
+``daily_wages`` (each a multiple of 8, so the daily and hourly wages are round: the seed's 8,700 ->
+400/day, 50/hour), weekday overtime hours are even (2..``max_hours``, so 150% of the hourly wage
+gives whole yuan), rest days 1..``max_days`` (sometimes partly given compensatory leave), holiday
+days 1..``max_holiday_days``; the difficulty ``k`` (``extra_info``) is the number of overtime kinds
+(1..3). The full task's answers like 1234.74 are out of the tiny model's reach; this keeps the
+structure (21.75 days, 8 hours, 150/200/300%, compensatory leave) with numbers it can work out.
+Not covered: partial days, overtime caps, local rules, 21.75 vs 20.83 day conventions.
 """
 
 from __future__ import annotations
@@ -116,24 +125,28 @@ def question_for(case: OvertimeCase, rng: random.Random) -> str:
     return f"{who}月薪{_wage(rng, case.monthly)}元，{month}{'，'.join(parts)}，{rng.choice(ASKS)}"
 
 
-def prompt_for(question: str, include_rules: bool = True) -> str:
-    """The question wrapped with the rules (optional) and where to write the answer."""
-    return "\n".join([RULES, question, ANSWER_HINT] if include_rules else [question, ANSWER_HINT])
+def prompt_for(question: str, include_rules: bool = True, include_hint: bool = True) -> str:
+    """The question wrapped with the rules and where to write the answer (each optional)."""
+    return "\n".join(
+        [*([RULES] if include_rules else []), question, *([ANSWER_HINT] if include_hint else [])]
+    )
+
+
+#: the combinations of overtime kinds a case draws from
+KINDS = (
+    ("rest",),
+    ("weekday",),
+    ("holiday",),
+    ("rest", "weekday"),
+    ("rest", "holiday"),
+    ("weekday", "holiday"),
+    ("rest", "weekday", "holiday"),
+)
 
 
 def random_case(rng: random.Random, max_monthly: int = 30000) -> OvertimeCase:
     """Draw a case: wage 3,000..max_monthly in steps of 50, one to three kinds of overtime."""
-    kinds = rng.choice(
-        (
-            ("rest",),
-            ("weekday",),
-            ("holiday",),
-            ("rest", "weekday"),
-            ("rest", "holiday"),
-            ("weekday", "holiday"),
-            ("rest", "weekday", "holiday"),
-        )
-    )
+    kinds = rng.choice(KINDS)
     rest = rng.randint(1, 6) if "rest" in kinds else 0
     return OvertimeCase(
         monthly=rng.randrange(3000, max_monthly + 1, 50),
@@ -144,6 +157,42 @@ def random_case(rng: random.Random, max_monthly: int = 30000) -> OvertimeCase:
     )
 
 
+def check_daily_wages(daily_wages: list[int]) -> list[int]:
+    """The laptop variant's daily wages, checked: each a positive multiple of 8 (round hourly wage)."""
+    out = [int(d) for d in daily_wages]
+    if not out or any(d <= 0 or d % 8 for d in out):
+        raise ValueError(
+            f"[local.task.params.daily_wages] {daily_wages}: need positive multiples of 8 "
+            "(daily = monthly / 21.75 and hourly = daily / 8 must be whole yuan; e.g. [200, 400, 600, 800])"
+        )
+    return out
+
+
+def grid_case(
+    rng: random.Random,
+    daily_wages: list[int],
+    max_days: int = 3,
+    max_hours: int = 8,
+    max_holiday_days: int = 2,
+) -> OvertimeCase:
+    """Draw a laptop-variant case (see module): monthly = 21.75 x a daily wage on the grid."""
+    daily = rng.choice(daily_wages)
+    kinds = rng.choice(KINDS)
+    rest = rng.randint(1, max_days) if "rest" in kinds else 0
+    return OvertimeCase(
+        monthly=int(Fraction("21.75") * daily),
+        weekday_hours=2 * rng.randint(1, max(1, max_hours // 2)) if "weekday" in kinds else 0,
+        rest_days=rest,
+        comp_days=rng.randint(1, rest - 1) if rest > 1 and rng.random() < 0.3 else 0,
+        holiday_days=rng.randint(1, max_holiday_days) if "holiday" in kinds else 0,
+    )
+
+
+def n_kinds(case: OvertimeCase) -> int:
+    """The number of overtime kinds in ``case`` (the laptop variant's difficulty ``k``)."""
+    return sum(x > 0 for x in (case.weekday_hours, case.rest_days, case.holiday_days))
+
+
 def row_for(
     case: OvertimeCase,
     index: int,
@@ -151,20 +200,23 @@ def row_for(
     rng: random.Random,
     template: str = "r1_zero",
     include_rules: bool = True,
+    include_hint: bool = True,
+    with_k: bool = False,
 ) -> dict[str, Any]:
-    """One veRL row for an explicit case (used by :func:`generate` and by the tests)."""
+    """One veRL row for an explicit case (used by :func:`generate` and by the tests);
+    ``with_k`` records the number of kinds as ``extra_info["k"]`` (the laptop variant's difficulty)."""
     tpl = resolve_template(template, ("answer_tag",), "overtime_pay")
     question = question_for(case, rng)
     return make_row(
         data_source="overtime_pay",
         question=question,
-        prompt_text=prompt_for(question, include_rules),
+        prompt_text=prompt_for(question, include_rules, include_hint),
         answer=format_yuan(overtime_pay(case)),
         ability="math",
         split=split,
         index=index,
         template=tpl,
-        extra=asdict(case),
+        extra={**asdict(case), **({"k": n_kinds(case)} if with_k else {})},
     )
 
 
@@ -176,9 +228,33 @@ def generate(
     template: str = "r1_zero",
     include_rules: bool = True,
     max_monthly: int = 30000,
+    include_hint: bool = True,
+    daily_wages: list[int] | None = None,
+    max_days: int = 3,
+    max_hours: int = 8,
+    max_holiday_days: int = 2,
 ) -> list[dict[str, Any]]:
-    """``n`` overtime-pay rows for ``split``; deterministic in (seed, split)."""
+    """``n`` overtime-pay rows for ``split``; deterministic in (seed, split, params).
+
+    ``daily_wages`` set: the laptop variant (:func:`grid_case`; ``max_*`` bound its counts).
+    """
     if max_monthly < 3000:
         raise ValueError(f"[data] max_monthly ({max_monthly}) must be >= 3000")
+    if daily_wages is not None and min(max_days, max_hours // 2, max_holiday_days) < 1:
+        raise ValueError(
+            f"[local.task.params] max_days ({max_days}), max_hours ({max_hours}) and max_holiday_days "
+            f"({max_holiday_days}) must allow at least one day / two hours"
+        )
+    grid = check_daily_wages(daily_wages) if daily_wages is not None else None
     rng = task_rng("overtime_pay", seed, split)
-    return [row_for(random_case(rng, max_monthly), i, split, rng, template, include_rules) for i in range(n)]
+    rows = []
+    for i in range(n):
+        case = (
+            random_case(rng, max_monthly)
+            if grid is None
+            else grid_case(rng, grid, max_days, max_hours, max_holiday_days)
+        )
+        rows.append(
+            row_for(case, i, split, rng, template, include_rules, include_hint, with_k=grid is not None)
+        )
+    return rows

@@ -6,6 +6,7 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from core import model as models
@@ -105,3 +106,32 @@ def test_seed_table_runs_each_recipe_at_its_own_laptop_profile_unless_one_is_nam
     own = laptop_scales(["grpo", "r1_reasoning"], "recipe")
     assert own == {"grpo": "laptop_base", "r1_reasoning": "laptop"}
     assert laptop_scales(["grpo", "dapo"], "laptop") == {"grpo": "laptop", "dapo": "laptop"}
+
+
+def test_overtime_scale_composes_validates_and_keeps_its_own_base_model(cache_dir) -> None:
+    """scale=laptop_overtime: the overtime corpus and task, the same model shape, a cache key and path
+    apart from tiny_base's, the corpus drawing what the task draws; laptop_base is untouched."""
+    from recipes.run import prepare_config
+    from recipes.validate import validate
+
+    cfg = prepare_config(["recipe=r1_zero", "engine=local", "scale=laptop_overtime"])[0]
+    validate(cfg, "local")
+    base = prepare_config(["recipe=r1_zero", "engine=local"])[0]
+    assert cfg.rlvr.scale == "laptop_overtime" and base.rlvr.scale == "laptop_base"
+    assert dict(cfg.local.pretrain.corpus.mix) == {"overtime_pay": 1.0}
+    assert dict(base.local.pretrain.corpus.mix) == {"chain_sum": 1.0}
+    assert cfg.local.task.name == "overtime_pay" and not cfg.local.task.params.include_rules
+    corpus = cfg.local.pretrain.corpus.params.overtime_pay
+    assert list(corpus.daily_wages) == list(cfg.local.task.params.daily_wages)
+    assert corpus.hint == cfg.local.task.params.include_hint
+    assert cfg.actor_rollout_ref.model.path != base.actor_rollout_ref.model.path
+    assert pretrain.build_meta(cfg) != pretrain.build_meta(base)
+    assert pretrain.build_meta(cfg)["model"] == pretrain.build_meta(base)["model"]
+    assert (
+        cfg.data.max_prompt_length + cfg.data.max_response_length <= cfg.local.model.max_position_embeddings
+    )
+    off_grid = prepare_config(
+        ["recipe=r1_zero", "engine=local", "scale=laptop_overtime", "local.task.params.daily_wages=[300]"]
+    )[0]
+    with pytest.raises(ValueError, match="daily_wages"):
+        ensure_task_files(off_grid)
