@@ -71,7 +71,7 @@ def seed_table() -> Rendered:
         "wall min (median)",
         "CPU min (median)",
     ]
-    rows = []
+    rows, short = [], []
     for label, runs in by_label.items():
         cells, met = [f"`{label}`"], 0
         for s in seeds:
@@ -85,6 +85,8 @@ def seed_table() -> Rendered:
         wall = statistics.median(r["wall_s"] / 60 for r in runs.values())
         cpu = statistics.median(r["cpu_s"] / 60 for r in runs.values())
         rows.append([*cells, f"{met}/{len(runs)}", f"{wall:.1f}", f"{cpu:.1f}"])
+        if label in design.get("recipes", []) and met < len(runs):
+            short.append(f"`{label}` ({met}/{len(runs)} seeds)")
     text = f"Claim, recorded before the runs: {design.get('claim', '')}.\n\n" + _coverage(design)
     by_scale: dict[str, list[str]] = {}
     for recipe, scale in design.get("scales", {}).items():
@@ -94,4 +96,8 @@ def seed_table() -> Rendered:
             "Scale profile: " + "; ".join(f"`{k}` for {', '.join(v)}" for k, v in by_scale.items()) + ".\n\n"
         )
     text += Table(header, rows).markdown()
+    n = len(design.get("recipes", []))
+    text += f"\n\nThe claim holds for {n - len(short)} of {n} recipes" + (
+        f"; not for {', '.join(short)}." if short else "."
+    )
     return Rendered(text, sources=[source_line("results/seed_table", data.get("provenance"))])
