@@ -18,9 +18,9 @@ text) are the laptop base model's design; they are parameters, not measurements.
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from data_pipelines.corpus import FAMILIES, Doc
+from data_pipelines.corpus._mode import assistant_text, doc_meta, draw_mode, noise_levels
 from data_pipelines.tasks.chain_sum import draw_terms, peel, question
 
 STYLES = ("peel", "check", "fix")
@@ -68,38 +68,27 @@ def write(
     ``direct_noise``: the share of direct answers that are off by 1-3, one value or one per ``ks``.
     """
     ks = [int(k) for k in (ks or range(2, 9))]
-    noise = list(direct_noise) if isinstance(direct_noise, (list, tuple)) else [float(direct_noise)] * len(ks)
-    if len(noise) != len(ks):
-        raise ValueError(
-            f"[local.pretrain.corpus.params.chain_sum.direct_noise] {len(noise)} values for {len(ks)} ks "
-            "(fix: one value, or one per k)"
-        )
+    noise = noise_levels(
+        direct_noise,
+        len(ks),
+        "local.pretrain.corpus.params.chain_sum.direct_noise",
+        "one value, or one per k",
+    )
     ki = rng.randrange(len(ks))
     terms = draw_terms(rng, ks[ki], lo, hi)
     total, q = sum(terms), question(terms)
-    is_chat = rng.random() < chat
-    worked = rng.random() < (worked_chat if is_chat else worked_plain)
-    tagged = rng.random() < (tag if is_chat else tag_plain)
+    mode = draw_mode(rng, chat, worked_chat, worked_plain, tag, tag_plain)
+    worked = mode.worked
     style = rng.choices(STYLES, styles or [0.7, 0.15, 0.15])[0] if worked else "direct"
     style = "peel" if worked and len(terms) < 3 else style  # one step: nothing to check or fix
     answer, correct = total, True
-    if not worked and rng.random() < float(noise[ki]):
+    if not worked and rng.random() < noise[ki]:
         answer, correct = total + rng.choice((-3, -2, -1, 1, 2, 3)), False
     body = worked_text(terms, style, rng) if worked else ""
-    if tagged:
-        out = f"<think>{body}</think><answer>{answer}</answer>" if worked else f"<answer>{answer}</answer>"
-    else:
-        out = body if worked else str(answer)
-    meta: dict[str, Any] = {
-        "family": "chain_sum",
-        "k": len(terms),
-        "context": "chat" if is_chat else "plain",
-        "mode": "worked" if worked else "direct",
-        "style": style,
-        "tagged": tagged,
-        "correct": correct,
-    }
-    if is_chat:
+    out = assistant_text(mode, body, str(answer))
+    meta = doc_meta("chain_sum", len(terms), mode, style, correct)
+    tagged = mode.tagged
+    if mode.chat:
         return Doc(q, out, meta)
     if worked and not tagged:
         return Doc(None, out, meta)  # the chain starts with the question

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
-from typing import Any
 
 from data_pipelines.corpus import FAMILIES, Doc
+from data_pipelines.corpus._mode import assistant_text, doc_meta, draw_mode, noise_levels
 from data_pipelines.tasks.overtime_pay import (
     OvertimeCase,
     check_daily_wages,
@@ -143,37 +143,24 @@ def write(
     ``hint``: chat prompts carry the task's answer-tag instruction (must match the RL prompts).
     """
     grid = check_daily_wages(daily_wages or [200, 400, 600, 800])
-    noise = list(direct_noise) if isinstance(direct_noise, (list, tuple)) else [float(direct_noise)] * 3
-    if len(noise) != 3:
-        raise ValueError(
-            f"[local.pretrain.corpus.params.overtime_pay.direct_noise] {len(noise)} values "
-            "(fix: one value, or one per k = 1, 2, 3 kinds of overtime)"
-        )
+    noise = noise_levels(
+        direct_noise,
+        3,
+        "local.pretrain.corpus.params.overtime_pay.direct_noise",
+        "one value, or one per k = 1, 2, 3 kinds of overtime",
+    )
     case = grid_case(rng, grid, max_days, max_hours, max_holiday_days)
     k = n_kinds(case)
     q = question_for(case, rng)
-    is_chat = rng.random() < chat
-    worked = rng.random() < (worked_chat if is_chat else worked_plain)
-    tagged = rng.random() < (tag if is_chat else tag_plain)
+    mode = draw_mode(rng, chat, worked_chat, worked_plain, tag, tag_plain)
+    worked = mode.worked
     style = rng.choices(STYLES, styles or [0.8, 0.1, 0.1])[0] if worked else "direct"
     answer, correct = overtime_pay(case), True
-    if not worked and rng.random() < float(noise[k - 1]):
+    if not worked and rng.random() < noise[k - 1]:
         answer, correct = hasty_answer(case, rng), False
     body = worked_text(case, style, rng) if worked else ""
-    ans = format_yuan(answer)
-    if tagged:
-        out = f"<think>{body}</think><answer>{ans}</answer>" if worked else f"<answer>{ans}</answer>"
-    else:
-        out = body if worked else ans
-    meta: dict[str, Any] = {
-        "family": "overtime_pay",
-        "k": k,
-        "context": "chat" if is_chat else "plain",
-        "mode": "worked" if worked else "direct",
-        "style": style,
-        "tagged": tagged,
-        "correct": correct,
-    }
-    if is_chat:
+    out = assistant_text(mode, body, format_yuan(answer))
+    meta = doc_meta("overtime_pay", k, mode, style, correct)
+    if mode.chat:
         return Doc(prompt_for(q, include_rules=False, include_hint=hint), out, meta)
     return Doc(None, f"{q} {out}", meta)
