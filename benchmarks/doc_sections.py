@@ -152,6 +152,29 @@ def engine_bench() -> Rendered:
     )
 
 
+@SECTIONS.register("engine-profile")
+def engine_profile() -> Rendered:
+    """Per phase of a step: profiled seconds and the shares of dense arithmetic, other ops, outside ops."""
+    res = _table("profile_engine", "latest")
+    if res is None:
+        return _missing("profile_engine")
+    rows = []
+    for phase, d in res["per_step"].items():
+        share = [f"{100 * d[k] / d['total']:.0f}%" for k in ("dense", "other_ops", "outside_ops")]
+        rows.append([phase, f"{d['total']:.3f}", *share])
+    u = res["unprofiled"]
+    text = (
+        f"`{res['recipe']}` at `{res['scale']}`, {res['steps']} steps, {res['threads']} torch thread. "
+        f"Without the profiler a step took {u['wall_s_median']:.3f} s wall (sampling {u['gen_wall_s_median']:.3f} s) "
+        f"and {u['cpu_s_median']:.3f} s CPU (medians); under it {res['profiled_cpu_s_per_step']:.3f} s CPU.\n\n"
+    )
+    head = ["phase", "profiled s/step", "dense arithmetic", "other torch ops", "outside ops"]
+    return Rendered(
+        text + Table(head, rows).markdown(),
+        sources=[source_line("results/profile_engine/latest.json", res.get("provenance"))],
+    )
+
+
 def _ci(lo: float | None, hi: float | None) -> str:
     return "n/a" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
 
