@@ -17,39 +17,17 @@ from __future__ import annotations
 
 import re
 
-from rewards import scalars
-from rewards.forms import clock_time, phrase_value, qualifiers, ratio, rename_parameter
+from rewards.forms import clock_time, phrase_value, qualifiers, rename_parameter
 from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, split_top, squash, strip_units
-from rewards.scalars import assignment, begin, num_equal, scalar_pairs, strip_assign, timed_out
+from rewards.readings import empty, special_forms, surroundings
+from rewards.scalars import assignment, begin, scalar_pairs, strip_assign, timed_out
 from rewards.sets import as_interval_set, expand_pm, iso_intervals
 
 __all__ = ["equivalent", "timed_out"]
 
-_EMPTY = {
-    r"\emptyset",
-    r"\{\}",
-    "{}",
-    "none",
-    "nosolution",
-    "nosolutions",
-    "norealsolution",
-    "norealsolutions",
-    "therearenosolutions",
-    "thereisnosolution",
-    "无解",
-}
-_CHOICE_GOLD = re.compile(r"\(?([A-E])\)?")
-_CHOICE_PRED = re.compile(
-    r"\(([A-E])\)(?:\s.*)?|([A-E])(?:[.:)]\s*.*)?|(?:option|choice)\s*\(?([A-E])\)?",
-    re.IGNORECASE | re.DOTALL,
-)
-_SECOND_CHOICE = re.compile(r"\([A-E]\)|\b[A-E]\b|\b(?:or|and)\b", re.IGNORECASE)
 _REL = re.compile(r"<|>|\\leq|\\geq|\\ne(?![a-zA-Z])")
 _SETLIKE = re.compile(r"<|>|\\leq|\\geq|\\ne(?![a-zA-Z])|\\in(?![a-zA-Z])|\\cup|\\infty|\\mid|\\mathbb\{R\}")
-_APPROX = re.compile(r"\s*(?:\\approx|≈)\s*[+-]?\d[\d.]*\s*$")  # "\frac{1}{3} \approx 0.33": the exact part
-_BREAKDOWN = re.compile(r"^(.*?\S)\s*[(（]([^()（）]*)[)）]$")  # "1600 (400 x 4)"
 _LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z ]{1,24}?\s*[:=]\s*(?!=)")  # "Max = 9", "Alice: 3" in a list
-_WORDS = re.compile(r"[A-Za-z][A-Za-z'-]{2,}(?: [A-Za-z'-]+)*")  # "Monday", "even", "not possible"
 _MATRIX = re.compile(
     r"^\\begin\{([pbvBV]?matrix|smallmatrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL
 )
@@ -66,12 +44,6 @@ _OR = re.compile(  # "or", "and", "1, 2, and 3", ";" separate list items
     r"\s*,?\s+(?:or|and)\s+|\s*,?\s*\\(?:text\{\s*)?(?:or|and)\s*\}?\s*|\s*;\s*", re.IGNORECASE
 )
 _PM = re.compile(r"\\pm|±|\\mp|∓")
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)")
-_YES_NO = re.compile(r"^\s*(yes|no)\s*[,.;:!\-–—]\s*(.+)$", re.IGNORECASE | re.DOTALL)
-_OTHER_ANSWER = re.compile(
-    r"\b(?:yes|no|or|unless|except|maybe|perhaps|possibly|probably|depends|sometimes|if)\b", re.IGNORECASE
-)
-_DECIMAL_COMMA = re.compile(r"[+-]?\d+,(?:\d{1,2}|\d{4,})")  # 3,14: a decimal comma (3,140 groups thousands)
 
 
 def _closes_at_end(s: str) -> bool:
@@ -281,59 +253,6 @@ def _last_side(p: str) -> str:
     return sides[-1] if len(nums) <= 1 else p
 
 
-def _empty(s: str) -> bool:
-    return re.sub(r"[\s.]", "", s).lower() in _EMPTY
-
-
-def _special_forms(p: str, g: str) -> bool | None:
-    """Clock times, ratios, choices, words: decided here (True/False), or None to go on."""
-    tp, tg = clock_time(p), clock_time(g)
-    if tp is not None or tg is not None:
-        return tp == tg  # 1:00 is not 12:00, and a time is never a number
-    rp, rg = ratio(p), ratio(g)
-    if rp is not None and rg is not None:
-        return rp == rg
-    if m := _CHOICE_GOLD.fullmatch(g):
-        pm = _CHOICE_PRED.fullmatch(p)
-        if pm is None:
-            return False
-        k = next(i for i in (1, 2, 3) if pm.group(i))
-        if _SECOND_CHOICE.search(p[pm.end(k) :]):
-            return False  # "(C) or (A)": two options
-        return pm.group(k).upper() == m.group(1)
-    pn, gn = parse_number(p), parse_number(g)
-    if gn is not None and "." in g and _DECIMAL_COMMA.fullmatch(p):  # 3,14 for the decimal 3.14
-        pn = parse_number(p.replace(",", "."))
-    if pn is not None and gn is not None:  # "five" vs "5", "One thousand ..." vs "1625"
-        return num_equal(pn, gn, scalars.rel_tol())
-    if _WORDS.fullmatch(g) or g.lower() in ("yes", "no"):
-        return _letters(_yes_no(p, g)) == _letters(g)
-    return None
-
-
-def _letters(s: str) -> str:
-    """A word answer as a reader compares it: lower case, letters and digits, no leading article."""
-    return re.sub(r"[^a-z0-9]", "", _ARTICLE.sub("", s.strip().lower()))
-
-
-def _yes_no(p: str, g: str) -> str:
-    """``Yes, it is possible.`` answers a yes/no question with ``Yes`` -- unless the rest offers another
-    answer or hedges (``Yes or no``, ``No, unless n is odd``)."""
-    m = _YES_NO.match(p)
-    if m and g.strip().lower() in ("yes", "no") and not _OTHER_ANSWER.search(m.group(2)):
-        return m.group(1)
-    return p
-
-
-def _surroundings(p: str, g: str) -> tuple[str, str]:
-    """What a reader drops: an approximation after an exact value, a breakdown in brackets after a number."""
-    p, g = _APPROX.sub("", p) or p, _APPROX.sub("", g) or g
-    if parse_number(g) is not None and (m := _BREAKDOWN.match(p)) and parse_number(m.group(1)) is not None:
-        if re.fullmatch(r"[\d\s.,+\-*/×÷=\\a-z{}^()]*", m.group(2)) and re.search(r"\d", m.group(2)):
-            p = m.group(1)
-    return p, g
-
-
 def _as_sets(p: str, g: str, deadline: float) -> bool | None:
     """Relations and sets in any notation: relation vs relation first, then both as interval sets."""
     if not (_SETLIKE.search(g) or _SETLIKE.search(p)):
@@ -382,12 +301,12 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
         return False
     if squash(p) == squash(g):
         return True
-    if _empty(g) or _empty(p):
-        return _empty(g) and _empty(p)
-    p, g = _read_forms(*_surroundings(p, g))
+    if empty(g) or empty(p):
+        return empty(g) and empty(p)
+    p, g = _read_forms(*surroundings(p, g))
     if squash(p) == squash(g):
         return True
-    if (decided := _special_forms(p, g)) is not None or (decided := _by_name(p, g, deadline)) is not None:
+    if (decided := special_forms(p, g)) is not None or (decided := _by_name(p, g, deadline)) is not None:
         return decided
     named = len(split_top(_OR.sub(",", p))) > 1 and all(assignment(x) for x in split_top(_OR.sub(",", p)))
     if (decided := _as_sets(p, g, deadline)) is not None:
@@ -396,7 +315,7 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
         p = _last_side(strip_assign(p))
     elif "=" not in p and "\\in" not in p:
         g = strip_assign(g)
-    if (decided := _special_forms(p, g)) is not None:
+    if (decided := special_forms(p, g)) is not None:
         return decided
     gk, gi = _structure(g, thousands=True)
     pk, pi = _structure(p, thousands=gk == "scalar")
