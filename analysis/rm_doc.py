@@ -6,7 +6,8 @@ Registered docs sections (``make docs``), each reading only committed results:
   sources agree (share equal, Cohen's kappa), from ``results/rm_labels/labels.json``;
 - ``rm-models``: each reward model's held-out AUCs, from ``results/rm_labels/reward_models.json``;
 - ``tts``: the N = 1, 4, 16, 64 table with 95% intervals, each selector's gap to pass@N, how much
-  each quadrupling of N adds to majority vote, and the figure, from ``results/tts/table.json``.
+  each quadrupling of N adds to majority vote, and the figure, from ``results/tts/table.json``;
+- ``rm-cost``: each experiment's wall and CPU minutes and the machine's load when it was recorded.
 Part 2 (over-optimisation, distillation): :mod:`analysis.rm_doc_runs`. A missing result renders
 the command that produces it.
 """
@@ -213,3 +214,35 @@ def tts() -> Rendered:
     )
     text = text.replace("{fig:tts}", "{fig:rm_tts}")
     return Rendered(text, [fig], [source_line("results/tts/table.json", t.get("provenance"))])
+
+
+@SECTIONS.register("rm-cost")
+def rm_cost() -> Rendered:
+    """What each experiment of this page cost: wall minutes, CPU minutes, machine load when recorded."""
+    rows, src = [], []
+    for name in ("rm_labels", "tts", "overopt", "opd"):
+        data = read(name)
+        if data is None:
+            rows.append([f"`{name}`", "not recorded", "", "", ""])
+            continue
+        d, prov = data.get("design") or {}, data.get("provenance") or {}
+        run_cpu = sum(float(r.get("cpu_s") or 0.0) for r in data["runs"].values())
+        load = (prov.get("machine") or {}).get("load_avg_1_5_15") or ["?"]
+        rows.append(
+            [
+                f"`{name}`",
+                len(data["runs"]),
+                f"{float(d.get('wall_s', 0.0)) / 60:.1f}",
+                f"{(float(d.get('cpu_s_main', 0.0)) + run_cpu) / 60:.1f}",
+                load[0],
+            ]
+        )
+        src.append(source_line(f"results/{name}", prov))
+    t = Table(["experiment", "runs", "wall min", "CPU min", "load (1 min) when recorded"], rows)
+    note = (
+        "CPU min: the experiment's own process plus every recorded run's process (the laptop runs "
+        "are single-threaded); other child processes (labelling and reward-model training in `rm_labels`, "
+        "the sampler in `tts`, the teacher's RL run in `opd` when it is built) count in the wall clock only. "
+        "Wall minutes on a shared 2-core machine at the load shown: CPU numbers, not GPU numbers."
+    )
+    return Rendered(f"{t.markdown()}\n\n{note}", sources=src)
