@@ -33,7 +33,7 @@ from analysis.results_io import run_record
 from core import results
 from core.cli import hydra_main, load, route_argv
 from core.fingerprint import source_hash
-from recipes.compose import compose
+from recipes.compose import compose, laptop_scale
 
 CODE = ("core", "recipes", "rewards", "data_pipelines", "conf")
 
@@ -76,7 +76,7 @@ def laptop_scales(recipes: list[str], scale: str) -> dict[str, str]:
     """The scale profile each recipe runs at: ``scale`` for all, or with ``recipe`` its own laptop profile."""
     if scale != "recipe":
         return {r: scale for r in recipes}
-    return {r: str(compose([f"recipe={r}"]).rlvr.get("laptop_scale") or "laptop") for r in recipes}
+    return {r: laptop_scale(compose([f"recipe={r}"])) for r in recipes}
 
 
 def record(experiment: str, rows: list[dict], design: dict) -> Path:

@@ -2,7 +2,8 @@
 
 ``compose``/``options``/``CONF_DIR`` are :mod:`core.compose`'s (re-exported here, the recipes'
 entry point); :func:`flatten` and :func:`diff` show exactly what a scale profile changed (printed
-at launch and recorded in ``run.json``). Does not: validate (``recipes.validate``) or launch.
+at launch and recorded in ``run.json``); :func:`laptop_scale` names the scale profile a recipe runs
+at on the local engine when none is given. Does not: validate (``recipes.validate``) or launch.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from core.compose import CONF_DIR, check_choice, compose, options
 
-__all__ = ["CONF_DIR", "check_choice", "compose", "options", "flatten", "diff"]
+__all__ = ["CONF_DIR", "check_choice", "compose", "options", "flatten", "diff", "laptop_scale"]
 
 
 def flatten(cfg: Any, prefix: str = "", resolve: bool = True) -> dict[str, Any]:
@@ -52,3 +53,9 @@ def diff(
         if a.get(key, "<unset>") != b.get(key, "<unset>"):
             rows.append((key, a.get(key, "<unset>"), b.get(key, "<unset>")))
     return rows
+
+
+def laptop_scale(cfg: DictConfig) -> str:
+    """The recipe's own laptop profile (``rlvr.laptop_scale``: ``laptop_base`` for recipes that start
+    from a base model in their papers), ``laptop`` when the recipe names none."""
+    return str(cfg.rlvr.get("laptop_scale") or "laptop")

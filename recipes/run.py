@@ -22,7 +22,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from core import locks
-from recipes.compose import check_choice, compose, diff, options
+from recipes.compose import check_choice, compose, diff, laptop_scale, options
 from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, require_gpus, verl_config
 from recipes.manifest import write_manifest
 from recipes.validate import ConfigError, validate
@@ -98,7 +98,7 @@ def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], 
             else "a ~1M-parameter model built locally"
         )
         # a given checkpoint keeps the plain laptop profile (no base model to build)
-        laptop = "laptop" if given else str(cfg.rlvr.get("laptop_scale") or "laptop")
+        laptop = "laptop" if given else laptop_scale(cfg)
         if laptop == "laptop_base":
             model = "a tiny base model pretrained locally on a designed corpus, on chain sums"
         elif not given:

@@ -43,7 +43,7 @@ from omegaconf import DictConfig, OmegaConf
 from analysis.ablations import experiment_name, record_sweep
 from core.cli import hydra_main, route_argv
 from core.sweeps import load as sweep_spec
-from recipes.compose import check_choice, compose
+from recipes.compose import check_choice, compose, laptop_scale
 
 
 def sweep_params(name: str, extra: list[str] = ()) -> dict[str, list[str]]:
@@ -130,7 +130,7 @@ def prepare(name: str, extra: list[str] = (), jobs: int = 2) -> list[str]:
         with_scale = fixed
     else:  # the scale recipes.run applies on the local engine: the recipe's own laptop scale
         pick = [o for o in fixed if _key(o) == "recipe"]  # others may need the scale's keys to exist
-        laptop = compose([f"sweep={name}", *pick]).rlvr.get("laptop_scale") or "laptop"
+        laptop = laptop_scale(compose([f"sweep={name}", *pick]))
         with_scale = [*fixed, f"scale={laptop}"]
     base = compose([f"sweep={name}", *with_scale])
     if base.rlvr.scale != "laptop" or str(base.engine.name) == "verl":
