@@ -233,7 +233,7 @@ def hold(cfg: DictConfig, experiment: str, folders: tuple[str, ...]) -> ExitStac
 
 
 def _run(cfg: DictConfig, name: str, fn: Callable[[DictConfig], dict[str, Any]]) -> int:
-    cmd = f"python -m benchmarks.rm_study experiment={name}"
+    cmd = results.command_line()  # as typed, with every override (jobs=, out=, ...)
     results.write_experiment(name, command=cmd, design=design(cfg, name))
     t0, c0 = time.time(), time.process_time()
     out = fn(cfg)
