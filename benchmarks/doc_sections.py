@@ -167,9 +167,10 @@ def engine_profile() -> Rendered:
         rows.append([phase, f"{d['total']:.3f}", *share])
     u = res["unprofiled"]
     text = (
-        f"`{res['recipe']}` at `{res['scale']}`, {res['steps']} steps, {res['threads']} torch thread. "
+        f"`{res['recipe']}` at `{res['scale']}`, {res['steps']} steps profiled, {res['threads']} torch thread. "
         f"Without the profiler a step took {u['wall_s_median']:.3f} s wall (sampling {u['gen_wall_s_median']:.3f} s) "
-        f"and {u['cpu_s_median']:.3f} s CPU (medians); under it {res['profiled_cpu_s_per_step']:.3f} s CPU.\n\n"
+        f"and {u['cpu_s_median']:.3f} s CPU (medians of {res.get('compare_steps', res['steps'])} steps); "
+        f"under it {res['profiled_cpu_s_per_step']:.3f} s CPU.\n\n"
     )
     if "unprofiled_before" in res:
         b, sp = res["unprofiled_before"], res["speedup"]
