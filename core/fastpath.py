@@ -129,14 +129,18 @@ def bucketed_logprobs(
 
 @contextmanager
 def decoding(model: torch.nn.Module) -> Iterator[None]:
-    """Sampling with ``torch.inference_mode`` and eager attention (restored on exit)."""
-    before = model.config._attn_implementation
-    model.set_attn_implementation("eager")
+    """Sampling with ``torch.inference_mode`` and eager attention (restored on exit; a model without
+    transformers' ``set_attn_implementation`` keeps its own)."""
+    swap = hasattr(model, "set_attn_implementation")
+    before = model.config._attn_implementation if swap else None
+    if swap:
+        model.set_attn_implementation("eager")
     try:
         with torch.inference_mode():
             yield
     finally:
-        model.set_attn_implementation(before)
+        if swap:
+            model.set_attn_implementation(before)
 
 
 def plain_rollout(ro: Rollout) -> Rollout:
