@@ -67,7 +67,7 @@ filter: setup ## Offline difficulty filter: make filter DATA=<parquet|name> MODE
 bench-rewards: setup ## Verifier benchmark: FN/FP rates and latency vs math-verify and veRL scorers
 	$(PY) -m benchmarks.bench_rewards $(ARGS)
 
-bench-engine: setup ## Local engine speed vs TRL GRPOTrainer and the machine floor (installs trl)
+bench-engine: setup ## Local engine speed vs itself before its fast path, TRL GRPOTrainer and the machine floor (installs trl)
 	$(PIP) install -q "trl==1.16.0"
 	$(PY) -m benchmarks.bench_engine $(ARGS)
 

@@ -1,27 +1,33 @@
-"""Local-engine speed: per-step time vs TRL's GRPOTrainer and vs the machine's floor, interleaved.
+"""Local-engine speed: per-step time vs the engine before its fast path, TRL's GRPOTrainer and the
+machine's floor, interleaved.
 
 Same model (the cached seed-0 cold-start checkpoint), task (arithmetic), and settings for all
-three: 8 prompts x G=8 completions, max 64 new tokens, T=1, token-level loss ("dapo"/token-mean),
+arms: 8 prompts x G=8 completions, max 64 new tokens, T=1, token-level loss ("dapo"/token-mean),
 clip 0.2/0.28, beta 0, one update per step, AdamW lr 1e-4 with 10 warmup steps, betas
 (0.9, 0.99), grad clip 1, fp32, no gradient checkpointing, one torch thread.
 
 - engine: ``recipes.local.trainer.Engine.train_step`` (dapo recipe at laptop scale, filter and
-  overlong penalty off so every step does the same work as TRL's).
+  overlong penalty off so every step does the same work as TRL's), with its fast path
+  (``local.fast=true``, the default: ``core.fastpath``).
+- engine (before): the same engine with ``local.fast=false`` -- the plain path, the engine as it
+  was before the fast path; before/engine is the fast path's speed-up. Its own model copy and
+  generator seed, so both engines do the same steps.
 - trl: ``trl.GRPOTrainer`` 1.16 (``bf16=False``, ``gradient_checkpointing=False``, ``use_cpu=True``),
   step times from a callback (``on_step_begin`` -> ``on_step_end``).
 - floor (the limit the engine is measured against): the engine's own generation
-  (``core.sampler.generate``, same settings) + one forward and backward of the same sequences with
-  the engine's own log-prob function (``response_logprobs``, prompt encoded once per group) + one
-  AdamW step -- the work no RL step can skip, so engine/floor is the overhead of everything else
-  (rewards, advantages, the loss, bookkeeping, logging).
+  (``core.sampler.generate`` under the fast path's ``decoding``, same settings) + one forward and
+  backward of the same sequences with the engine's own log-prob function (the fast path's
+  ``bucketed_logprobs``) + one fused AdamW step -- the work no RL step can skip, so engine/floor
+  is the overhead of everything else (rewards, advantages, the loss, bookkeeping, logging).
 - naive loop (a named baseline, not a limit): a plain KV-cache sampling loop with one prefill per
   sample + a forward/backward over full-vocabulary logits at every position; engine/naive measures
   what the engine's shortcuts (shared prefill, finished rows dropped, response-only logits) buy.
 
-Rounds alternate the four (``rounds`` x ``steps`` each) so load changes hit all of them; reported
+Rounds alternate the five (``rounds`` x ``steps`` each) so load changes hit all of them; reported
 are medians on both clocks -- wall (what a user waits) and CPU of this process (robust to other
-processes' load) -- and the ratios TRL/engine (target >= 1.10) and engine/floor (target <= 1.05),
-each named with its clock. Recorded in ``results/bench_engine/latest.json`` (``core.results``).
+processes' load) -- and the ratios before/engine, TRL/engine (target >= 1.10) and engine/floor
+(target <= 1.05), each named with its clock. Recorded in ``results/bench_engine/latest.json``
+(``core.results``).
 A Hydra app (``conf/command/bench_engine.yaml``):
 
     python -m benchmarks.bench_engine [rounds=4] [steps=5]
@@ -43,13 +49,14 @@ from core import results
 from core.cli import hydra_main
 from core.compose import compose
 from core.data import load_prompts
+from core.fastpath import bucketed_logprobs, decoding, plain_rollout
 from core.sampler import generate, response_logprobs
 from recipes.local.coldstart import ensure_model
 from recipes.local.data import ensure_task_files
 from recipes.local.trainer import Engine
 
 
-def _cfg() -> DictConfig:
+def _cfg(*extra: str) -> DictConfig:
     return compose(
         [
             "recipe=dapo",
@@ -60,6 +67,7 @@ def _cfg() -> DictConfig:
             "actor_rollout_ref.actor.ppo_mini_batch_size=8",  # one update per step, as TRL
             "local.eval_samples=8",
             "rlvr.seed=0",
+            *extra,
         ]
     )
 
@@ -115,12 +123,15 @@ def naive_step(model, prompts, eos, pad) -> tuple[float, float]:
 
 
 def floor_step(model, opt, prompts, eos, pad, g) -> tuple[float, float]:
-    """The floor: the engine's generation + its forward/backward of the same sequences + an AdamW step."""
+    """The floor: the engine's generation + its forward/backward of the same sequences + an AdamW step
+    (the fast path's pieces: ``decoding``, ``bucketed_logprobs``, a fused AdamW)."""
     t0 = now()
-    ro = generate(model, prompts, 8, 64, eos, pad, generator=g)
+    with decoding(model):
+        ro = generate(model, prompts, 8, 64, eos, pad, generator=g)
+    ro = plain_rollout(ro)
     R = int(ro.response_mask.sum(-1).max())  # as the engine: no padding beyond the longest response
     m = ro.response_mask[:, :R]
-    lp, _ = response_logprobs(model, ro.prompts, ro.prompt_mask, ro.responses[:, :R], m, group=8)
+    lp, _ = bucketed_logprobs(model, ro.prompts, ro.prompt_mask, ro.responses[:, :R], m, group=8)
     (-(lp * m).sum() / m.sum()).backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
@@ -259,9 +270,9 @@ def _medians(times: dict[str, list[tuple[float, float]]]) -> dict[str, dict[str,
 
 
 def command(a: DictConfig) -> int:
-    """Interleave the four arms, print per-round and overall medians and the ratios, record them."""
+    """Interleave the five arms, print per-round and overall medians and the ratios, record them."""
     torch.set_num_threads(int(a.threads))
-    results.write_experiment("bench_engine", design={"arms": ["engine", "trl", "floor", "naive"]})
+    results.write_experiment("bench_engine", design={"arms": ["engine", "before", "trl", "floor", "naive"]})
     cfg = _cfg()
     reward_fn = get_custom_reward_fn(cfg)
     ensure_task_files(cfg)
@@ -270,22 +281,27 @@ def command(a: DictConfig) -> int:
     eos, pad = tok.eos_token_id, tok.pad_token_id
     train = load_prompts(cfg.data.train_files, tok, int(cfg.data.max_prompt_length))
     eng = Engine(cfg, model, tok, reward_fn, train, train[:8])
+    before = Engine(_cfg("local.fast=false"), models.load(path)[0], tok, reward_fn, train, train[:8])
     floor_model, _ = models.load(path)
     floor_model.train()
-    opt = torch.optim.AdamW(floor_model.parameters(), lr=1e-4, betas=(0.9, 0.99))
+    opt = torch.optim.AdamW(floor_model.parameters(), lr=1e-4, betas=(0.9, 0.99), fused=True)
     naive_model, _ = models.load(path)
     naive_model.train()
     g = torch.Generator().manual_seed(0)
     trl, trl_times = make_trl(path, tok, train[:4096], a.steps, Path(tempfile.mkdtemp()))
-    times: dict[str, list[tuple[float, float]]] = {"engine": [], "trl": [], "floor": [], "naive": []}
+    times: dict[str, list[tuple[float, float]]] = {
+        arm: [] for arm in ("engine", "before", "trl", "floor", "naive")
+    }
     eng.train_step()  # warm-up (imports, allocator)
+    before.train_step()
     floor_step(floor_model, opt, [p.ids for p in train[:8]], eos, pad, g)
     naive_step(naive_model, [p.ids for p in train[:8]], eos, pad)
     for r in range(a.rounds):
         for _ in range(a.steps):
-            t0 = now()
-            eng.train_step()
-            times["engine"].append(since(t0))
+            for arm, e in (("engine", eng), ("before", before)):
+                t0 = now()
+                e.train_step()
+                times[arm].append(since(t0))
         n0 = len(trl_times)
         trl.train()
         times["trl"] += trl_times[n0 + 1 :]  # each train() call's first step includes TRL's set-up
@@ -298,6 +314,7 @@ def command(a: DictConfig) -> int:
     med = _medians(times)
     ratios = {
         clock: {
+            "before/engine": med[clock]["before"] / med[clock]["engine"],
             "trl/engine": med[clock]["trl"] / med[clock]["engine"],
             "engine/floor": med[clock]["engine"] / med[clock]["floor"],
             "engine/naive": med[clock]["engine"] / med[clock]["naive"],
@@ -317,7 +334,7 @@ def command(a: DictConfig) -> int:
         "settings": {"rounds": int(a.rounds), "steps": int(a.steps), "threads": int(a.threads)},
         "median_s": med,
         "ratios": ratios,
-        "targets": {"trl/engine": ">= 1.10", "engine/floor": "<= 1.05"},
+        "targets": {"before/engine": "> 1", "trl/engine": ">= 1.10", "engine/floor": "<= 1.05"},
         "steps_s": {arm: [list(x) for x in xs] for arm, xs in times.items()},
         "savings_cpu_s": saved,
     }

@@ -132,20 +132,23 @@ def engine_bench() -> Rendered:
     if res is None:
         return _missing("bench_engine")
     rows = []
+    arms = [a for a in ("engine", "before", "trl", "floor", "naive") if a in res["median_s"]["cpu"]]
+    ratios = [
+        k
+        for k in ("before/engine", "trl/engine", "engine/floor", "engine/naive")
+        if k in res["ratios"]["cpu"]
+    ]
     for clock, med in res["median_s"].items():
         r = res["ratios"][clock]
-        rows.append([clock] + [f"{med[a]:.3f}" for a in ("engine", "trl", "floor", "naive")])
-        rows[-1] += [f"{r['trl/engine']:.2f}", f"{r['engine/floor']:.2f}", f"{r['engine/naive']:.2f}"]
-    head = [
-        "clock",
-        "engine s/step",
-        "TRL s/step",
-        "floor s/step",
-        "naive s/step",
-        "TRL/engine",
-        "engine/floor",
-    ]
-    head.append("engine/naive")
+        rows.append([clock] + [f"{med[a]:.3f}" for a in arms] + [f"{r[k]:.2f}" for k in ratios])
+    names = {
+        "engine": "engine",
+        "before": "engine (before)",
+        "trl": "TRL",
+        "floor": "floor",
+        "naive": "naive",
+    }
+    head = ["clock"] + [f"{names[a]} s/step" for a in arms] + [k.replace("trl", "TRL") for k in ratios]
     return Rendered(
         Table(head, rows).markdown(),
         sources=[source_line("results/bench_engine/latest.json", res.get("provenance"))],
@@ -164,10 +167,19 @@ def engine_profile() -> Rendered:
         rows.append([phase, f"{d['total']:.3f}", *share])
     u = res["unprofiled"]
     text = (
-        f"`{res['recipe']}` at `{res['scale']}`, {res['steps']} steps, {res['threads']} torch thread. "
+        f"`{res['recipe']}` at `{res['scale']}`, {res['steps']} steps profiled, {res['threads']} torch thread. "
         f"Without the profiler a step took {u['wall_s_median']:.3f} s wall (sampling {u['gen_wall_s_median']:.3f} s) "
-        f"and {u['cpu_s_median']:.3f} s CPU (medians); under it {res['profiled_cpu_s_per_step']:.3f} s CPU.\n\n"
+        f"and {u['cpu_s_median']:.3f} s CPU (medians of {res.get('compare_steps', res['steps'])} steps); "
+        f"under it {res['profiled_cpu_s_per_step']:.3f} s CPU.\n\n"
     )
+    if "unprofiled_before" in res:
+        b, sp = res["unprofiled_before"], res["speedup"]
+        text += (
+            f"The same run with `local.fast=false` (the engine before its fast path), {res['compare_steps']} "
+            f"steps interleaved step for step with the engine's: {b['wall_s_median']:.3f} s wall (sampling "
+            f"{b['gen_wall_s_median']:.3f} s) and {b['cpu_s_median']:.3f} s CPU per step -- a speed-up "
+            f"before/engine of **{sp['cpu']:.2f}x on the CPU clock** and {sp['wall']:.2f}x on the wall clock.\n\n"
+        )
     head = ["phase", "profiled s/step", "dense arithmetic", "other torch ops", "outside ops"]
     return Rendered(
         text + Table(head, rows).markdown(),

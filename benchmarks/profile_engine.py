@@ -14,12 +14,16 @@ phase, the profiled CPU time splits into
 - **outside ops**: the phase's time in no torch op -- Python, the autograd engine's bookkeeping,
   dispatch, the profiler's own cost.
 
-The same steps' wall and CPU time without the profiler are reported next to it (the engine's
-``timing_s/*``), so the profiler's inflation is visible. Records ``results/profile_engine/latest.json``.
-Does not change the engine or measure a speed-up (``make bench-engine`` does, against TRL).
-A Hydra app (``conf/command/profile_engine.yaml``)::
+Wall and CPU time per step without the profiler are reported next to it (the engine's
+``timing_s/*``), so the profiler's inflation is visible: ``compare_steps`` steps of the engine
+(``local.fast=true``, the default) interleaved, step for step, with as many of the same run with
+``local.fast=false`` (the plain path: the engine before its fast path; same seed, same model), so
+their ratio (before/engine, medians, both clocks) is the fast path's speed-up on this step shape --
+many updates per rollout, unlike ``make bench-engine``'s one. Then ``steps`` steps of the engine are
+profiled. Records ``results/profile_engine/latest.json``. A Hydra app
+(``conf/command/profile_engine.yaml``)::
 
-    python -m benchmarks.profile_engine [recipe=r1_zero] [steps=4] [warmup=1]
+    python -m benchmarks.profile_engine [recipe=r1_zero] [steps=4] [warmup=1] [compare_steps=8]
 """
 
 from __future__ import annotations
@@ -84,20 +88,37 @@ def split(events: Any) -> dict[str, dict[str, float]]:
     return out
 
 
+def _clocked(eng: Any) -> dict[str, float]:
+    """One step without the profiler: the engine's own wall clocks and this process's CPU time."""
+    c0 = time.process_time()
+    m, _ = eng.train_step()
+    return {"gen": m["timing_s/gen"], "step": m["timing_s/step"], "cpu": time.process_time() - c0}
+
+
+def _medians(xs: list[dict[str, float]]) -> dict[str, float]:
+    return {
+        "wall_s_median": statistics.median(x["step"] for x in xs),
+        "gen_wall_s_median": statistics.median(x["gen"] for x in xs),
+        "cpu_s_median": statistics.median(x["cpu"] for x in xs),
+    }
+
+
 def command(a: DictConfig) -> int:
-    """Profile ``steps`` steps after ``warmup``, print and record the split."""
-    cfg, _, _, _ = prepare_config(
-        [f"recipe={a.recipe}", "engine=local", "local.progress=false", *a.overrides]
-    )
-    eng, _, _ = _setup(cfg)
+    """Time the engine against its plain path, profile ``steps`` steps, print and record the split."""
+    args = [f"recipe={a.recipe}", "engine=local", "local.progress=false", *a.overrides]
+    eng, _, _ = _setup(prepare_config(args)[0])
+    before, _, _ = _setup(prepare_config([*args, "local.fast=false"])[0])
+    cfg = eng.cfg
     torch.set_num_threads(int(a.threads))
     for _ in range(int(a.warmup)):
         eng.train_step()
+        before.train_step()
     plain: list[dict[str, float]] = []
-    for _ in range(int(a.steps)):  # without the profiler: the engine's own clocks
-        c0 = time.process_time()
-        m, _ = eng.train_step()
-        plain.append({"gen": m["timing_s/gen"], "step": m["timing_s/step"], "cpu": time.process_time() - c0})
+    plain_before: list[dict[str, float]] = []
+    for _ in range(int(a.compare_steps)):  # without the profiler, step for step
+        plain.append(_clocked(eng))
+        plain_before.append(_clocked(before))
+    del before
     eng.collect = _timed(eng.collect, "rlvr/gen")  # the real method, inside a named range
     step = _timed(eng.train_step, "rlvr/step")
     c0 = time.process_time()
@@ -113,15 +134,19 @@ def command(a: DictConfig) -> int:
         "scale": str(cfg.rlvr.scale),
         "steps": n,
         "threads": int(a.threads),
-        "unprofiled": {
-            "wall_s_median": statistics.median(x["step"] for x in plain),
-            "gen_wall_s_median": statistics.median(x["gen"] for x in plain),
-            "cpu_s_median": statistics.median(x["cpu"] for x in plain),
+        "compare_steps": int(a.compare_steps),
+        "unprofiled": _medians(plain),
+        "unprofiled_before": _medians(plain_before),
+        "speedup": {
+            "wall": _medians(plain_before)["wall_s_median"] / _medians(plain)["wall_s_median"],
+            "cpu": _medians(plain_before)["cpu_s_median"] / _medians(plain)["cpu_s_median"],
         },
+        "steps_s": {"engine": plain, "before": plain_before},
         "profiled_cpu_s_per_step": profiled_cpu / n,
         "per_step": per_step,
         "dense": list(DENSE),
     }
+    print("before/engine: " + "  ".join(f"{k} {v:.2f}" for k, v in out["speedup"].items()))
     for p, d in per_step.items():
         shares = "  ".join(f"{k} {d[k] / d['total']:.0%}" for k in ("dense", "other_ops", "outside_ops"))
         print(f"{p}: {d['total']:.3f} s/step profiled  {shares}")

@@ -91,6 +91,7 @@ class LocalConfig:
     eval_samples: int
     shuffle_rewards: bool
     progress: bool
+    fast: bool
     model: ModelSpec
     sft: SftConfig
     task: TaskConfig | None

@@ -16,7 +16,7 @@
 - :func:`rollout_vs_train`: veRL's rollout-vs-training log-prob metrics; :func:`optimizer`: veRL's
   own ``build_optimizer`` (torch AdamW from lr, weight_decay, betas, then
   ``optim.override_optimizer_config``, e.g. CISPO's ``{eps: 1e-15}``) with veRL's lr schedules,
-  for the actor and the critic.
+  for the actor and the critic (the actor's AdamW fused under ``local.fast``).
 With ``reward.reward_model.enable`` a learned reward model's score replaces the verifier's
 (:mod:`recipes.local.rm_reward`; the verifier's ``acc`` stays the gold metric).
 Not covered: the critic's value loss (``critic.py``).
@@ -45,12 +45,22 @@ from recipes.local import rm_reward
 from rewards.shaping import overlong_penalty
 
 
-def optimizer(params: Any, o: DictConfig, total_steps: int) -> tuple[torch.optim.Optimizer, Any]:
+def optimizer(
+    params: Any, o: DictConfig, total_steps: int, fused: bool = False
+) -> tuple[torch.optim.Optimizer, Any]:
     """veRL's optimizer and lr schedule (constant or cosine, with warmup) from an ``optim`` section.
 
     The optimizer is built by veRL's ``build_optimizer`` from the section as veRL's dataclass
     (``FSDPOptimizerConfig``), so ``override_optimizer_config`` reaches torch exactly as on GPUs.
+    ``fused`` (the engine's ``local.fast``, not a recipe value) asks torch's Adam/AdamW for its
+    fused CPU kernel -- the same update up to float rounding in one call instead of a loop over
+    parameters -- unless the recipe's overrides already choose an implementation.
     """
+    if fused and str(o.optimizer_impl) == "torch.optim" and str(o.optimizer) in ("Adam", "AdamW"):
+        over = dict(o.get("override_optimizer_config") or {})
+        if not {"fused", "foreach"} & set(over):
+            o = OmegaConf.create(OmegaConf.to_container(o, resolve=True))  # a copy, not in struct mode
+            o.override_optimizer_config = {**over, "fused": True}
     opt = build_optimizer(params, omega_conf_to_dataclass(o))
     warm = int(o.lr_warmup_steps)
     if warm <= 0:

@@ -14,11 +14,13 @@ once per actor update phase. The reference is reset to the policy every ``rlvr.r
 Held-out evaluation every ``trainer.test_freq`` steps and at both ends; checkpoints every
 ``trainer.save_freq`` steps and at the end. With ``algorithm.adv_estimator=gae`` a critic
 (``critic.py``) supplies values and is trained first, as in veRL; the actor waits while
-``trainer.critic_warmup`` > step (veRL's test). Not covered: multi-process data parallelism.
+``trainer.critic_warmup`` > step (veRL's test). ``local.fast`` (default) samples and computes log-probs
+through ``core.fastpath`` and fuses AdamW: the same numbers, less work. Not covered: data parallelism.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 import time
@@ -32,6 +34,7 @@ from verl.trainer.ppo.core_algos import get_kl_controller
 from verl.trainer.ppo.metric_utils import compute_data_metrics, process_validation_metrics
 
 from core.data import Prompt
+from core.fastpath import bucketed_logprobs, decoding, plain_rollout
 from core.sampler import Rollout, cat_rollouts, generate, response_logprobs, select
 from recipes.local import algo, rm_reward
 from recipes.local.critic import Critic
@@ -65,7 +68,9 @@ class Engine:
         # the KL coefficient, so a beta=0 arm has a drift curve too); a resumed run's copy is taken
         # before its checkpoint loads, i.e. it is the same starting model
         self.init = copy.deepcopy(model).eval().requires_grad_(False)
-        self.opt, self.sched = algo.optimizer(model.parameters(), a.optim, self.total_steps())
+        self.fast = bool(cfg.local.fast)  # core.fastpath: the same numbers, less work
+        self.logprobs = bucketed_logprobs if self.fast else response_logprobs
+        self.opt, self.sched = algo.optimizer(model.parameters(), a.optim, self.total_steps(), self.fast)
         self.critic = Critic(cfg, self.total_steps()) if str(cfg.algorithm.adv_estimator) == "gae" else None
         self.kl_ctrl = get_kl_controller(cfg.algorithm.kl_ctrl) if cfg.algorithm.use_kl_in_reward else None
         self.distill = Distiller.maybe(cfg, tok)  # on-policy distillation: a fixed teacher (distill.py)
@@ -83,21 +88,22 @@ class Engine:
     # ------------------------------------------------------------------ sampling
     def _sample(self, prompts: list[Prompt], n: int, sampling: Any) -> Rollout:
         self.model.eval()
-        ro = generate(
-            self.model,
-            [p.ids for p in prompts],
-            n,
-            int(self.cfg.data.max_response_length),
-            self.tok.eos_token_id,
-            self.tok.pad_token_id,
-            temperature=float(sampling.temperature),
-            top_p=float(sampling.top_p),
-            top_k=int(sampling.top_k),
-            do_sample=bool(sampling.do_sample),
-            generator=self.gen,
-        )
+        with decoding(self.model) if self.fast else contextlib.nullcontext():
+            ro = generate(
+                self.model,
+                [p.ids for p in prompts],
+                n,
+                int(self.cfg.data.max_response_length),
+                self.tok.eos_token_id,
+                self.tok.pad_token_id,
+                temperature=float(sampling.temperature),
+                top_p=float(sampling.top_p),
+                top_k=int(sampling.top_k),
+                do_sample=bool(sampling.do_sample),
+                generator=self.gen,
+            )
         self.model.train()
-        return ro
+        return plain_rollout(ro) if self.fast else ro
 
     def collect(
         self,
@@ -149,14 +155,8 @@ class Engine:
             "rlvr/unfiltered_score/mean": float(unf.mean()),
             "rlvr/zero_variance_group_frac": zero_var / max(groups_seen, 1),
         }
-        return (
-            kept_p[: self.bs],
-            rollout,
-            scores,
-            {k: v[: len(rows)] for k, v in kept_x.items()},
-            kept_t[: len(rows)],
-            info,
-        )
+        extra = {k: v[: len(rows)] for k, v in kept_x.items()}
+        return kept_p[: self.bs], rollout, scores, extra, kept_t[: len(rows)], info
 
     def _shuffle(self, ro: Rollout, scores: torch.Tensor, extra: dict[str, list[Any]]):
         """Control experiment (``local.shuffle_rewards``): permute rewards across the batch's samples."""
@@ -181,7 +181,7 @@ class Engine:
             if self.distill is not None:
                 teacher_lp = self.distill.teacher_logprobs(ro)
             if self.need_ref:
-                ref_lp, _ = response_logprobs(
+                ref_lp, _ = self.logprobs(
                     self.ref, ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temp, group=self.n
                 )
             if self.critic is not None:
@@ -252,7 +252,7 @@ class Engine:
                 sl = slice(s, s + mb)
                 R = int(ro.response_mask[sl].sum(-1).max())  # no padding waste beyond the longest response
                 m = ro.response_mask[sl, :R]
-                lp, ent = response_logprobs(
+                lp, ent = self.logprobs(
                     self.model,
                     ro.prompts[sl],
                     ro.prompt_mask[sl],
