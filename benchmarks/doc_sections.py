@@ -31,6 +31,7 @@ ITERATIONS = (
     "round2_after",
     "round3_before",
     "round4_before",
+    "round5_before",
     "latest",
 )
 
@@ -104,6 +105,10 @@ def verifier_iterations() -> Rendered:
             for n in (OURS, MV)
         }
         ins = (res.get("in_sample", {}).get(OURS) or {}).get("response", {}).get("all")
+        lat = (res.get("latency_ms") or {}).get(OURS) or {}
+        cpu = [
+            ((lat.get(k) or {}).get("cold_cpu") or {}).get("p99") for k in ("held_out_protocol", "in_sample")
+        ]
         rows.append(
             [
                 f"`{name}`",
@@ -112,6 +117,7 @@ def verifier_iterations() -> Rendered:
                 _rate(both[MV], "FN"),
             ]
             + [_rate(both[OURS], "FP"), _rate(ins, "FN")]
+            + [f"{c:.1f}" if c is not None else "–" for c in cpu]
         )
     if not rows:
         return _missing("bench_rewards")
@@ -122,6 +128,8 @@ def verifier_iterations() -> Rendered:
         "held-out FN math-verify",
         "held-out FP ours",
         "in-sample FN ours",
+        "cold CPU p99 ms, held-out",
+        "cold CPU p99 ms, in-sample",
     ]
     return Rendered(Table(head, rows).markdown(), sources=sources)
 
