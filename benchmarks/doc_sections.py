@@ -64,6 +64,7 @@ def verifier_summary() -> Rendered:
         t, ins = res["totals"].get(name), res["in_sample"].get(name, {}).get("response", {}).get("all")
         lat = res["latency_ms"].get(name, {}).get("held_out_protocol", {})
         p99 = (lat.get("cold") or lat.get("once") or next(iter(lat.values()), {})).get("p99")
+        cpu = (lat.get("cold_cpu") or {}).get("p99")  # our scorers only: the others run once, in-process
         rows.append(
             [
                 f"`{name}`",
@@ -72,9 +73,11 @@ def verifier_summary() -> Rendered:
                 _rate(ins, "FN"),
                 _rate(ins, "FP"),
                 "–" if p99 is None else f"{p99:.0f}",
+                "–" if cpu is None else f"{cpu:.1f}",
             ]
         )
-    head = ["scorer", "held-out FN", "held-out FP", "in-sample FN", "in-sample FP", "held-out p99 ms (cold)"]
+    head = ["scorer", "held-out FN", "held-out FP", "in-sample FN", "in-sample FP"]
+    head += ["held-out p99 ms (cold, wall clock)", "held-out p99 ms (cold, CPU time)"]
     return Rendered(
         Table(head, rows).markdown(),
         sources=[source_line("results/bench_rewards/latest.json", res.get("provenance"))],
