@@ -31,6 +31,7 @@ ITERATIONS = (
     "round2_after",
     "round3_before",
     "round4_before",
+    "round5_before",
     "latest",
 )
 
@@ -63,6 +64,7 @@ def verifier_summary() -> Rendered:
         t, ins = res["totals"].get(name), res["in_sample"].get(name, {}).get("response", {}).get("all")
         lat = res["latency_ms"].get(name, {}).get("held_out_protocol", {})
         p99 = (lat.get("cold") or lat.get("once") or next(iter(lat.values()), {})).get("p99")
+        cpu = (lat.get("cold_cpu") or {}).get("p99")  # our scorers only: the others run once, in-process
         rows.append(
             [
                 f"`{name}`",
@@ -71,9 +73,11 @@ def verifier_summary() -> Rendered:
                 _rate(ins, "FN"),
                 _rate(ins, "FP"),
                 "–" if p99 is None else f"{p99:.0f}",
+                "–" if cpu is None else f"{cpu:.1f}",
             ]
         )
-    head = ["scorer", "held-out FN", "held-out FP", "in-sample FN", "in-sample FP", "held-out p99 ms (cold)"]
+    head = ["scorer", "held-out FN", "held-out FP", "in-sample FN", "in-sample FP"]
+    head += ["held-out p99 ms (cold, wall clock)", "held-out p99 ms (cold, CPU time)"]
     return Rendered(
         Table(head, rows).markdown(),
         sources=[source_line("results/bench_rewards/latest.json", res.get("provenance"))],
@@ -104,6 +108,10 @@ def verifier_iterations() -> Rendered:
             for n in (OURS, MV)
         }
         ins = (res.get("in_sample", {}).get(OURS) or {}).get("response", {}).get("all")
+        lat = (res.get("latency_ms") or {}).get(OURS) or {}
+        cpu = [
+            ((lat.get(k) or {}).get("cold_cpu") or {}).get("p99") for k in ("held_out_protocol", "in_sample")
+        ]
         rows.append(
             [
                 f"`{name}`",
@@ -112,6 +120,7 @@ def verifier_iterations() -> Rendered:
                 _rate(both[MV], "FN"),
             ]
             + [_rate(both[OURS], "FP"), _rate(ins, "FN")]
+            + [f"{c:.1f}" if c is not None else "–" for c in cpu]
         )
     if not rows:
         return _missing("bench_rewards")
@@ -122,6 +131,8 @@ def verifier_iterations() -> Rendered:
         "held-out FN math-verify",
         "held-out FP ours",
         "in-sample FN ours",
+        "cold CPU p99 ms, held-out",
+        "cold CPU p99 ms, in-sample",
     ]
     return Rendered(Table(head, rows).markdown(), sources=sources)
 

@@ -4,7 +4,11 @@ What it is: ``WARMUP``, a list of final-answer forms -- numbers, fractions, radi
 equations, relations, sets, intervals, matrices, sums and primes. latex2sympy's ANTLR parser builds its
 prediction tables lazily, the first time each construct is seen (50-250 ms each); parsing these forms
 once at start-up (``rewards.symbolic.warmup``, and in the worker's idle time) moves that cost out of the
-calls that score answers. The forms are this project's own (they are no answers from any data set).
+calls that score answers. ``WARM_PAIRS`` are pairs of equal answers written differently, compared once
+so that every comparison path (values at sample points, constants, equations, inequalities, complex
+numbers, the ``simplify`` fallback) has paid its first-call costs -- SymPy's ``simplify`` imports
+``sympy.physics.units`` on its first call (100-300 ms of CPU). The forms are this project's own (they
+are no answers from any data set).
 
 What it is not: a cache of answers -- answers differ every step; it warms the parser, not the results.
 """
@@ -156,4 +160,15 @@ WARMUP = [
     r"\frac{1}{2}, \frac{1}{3}",
     r"x^2 - 5x + 6 = 0",
     r"\left\{ 1, 2 \right\}",
+]
+
+# (pred, gold) pairs, equal but written differently: each reaches one comparison path of rewards.symbolic
+WARM_PAIRS = [
+    ("(a+1)^2", "a^2+2a+1"),  # values at sample points
+    (r"\sqrt{8}+\pi", r"2\sqrt{2}+\pi"),  # a constant, evaluated to 40 digits
+    ("y=2x+1", "2x-y+1=0"),  # equations up to a factor
+    ("-x>-1", "x<1"),  # inequalities up to a factor
+    ("i(2-i)", "1+2i"),  # complex numbers
+    ("(g(x)-1)(g(x)+1)", "g(x)^2-1"),  # no sample point has a value (g is unknown): the simplify fallback
+    (r"\frac{1}{\cos x}", r"\sec x"),  # trigonometric identities at sample points
 ]
