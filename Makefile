@@ -109,7 +109,7 @@ docs: setup ## Regenerate README.md's and docs/'s generated blocks and figures f
 	$(PY) -m benchmarks.docs $(ARGS)
 
 results: setup ## Re-run one experiment the docs cite into results/: make results NAME=<experiment> (NAME= lists them)
-	$(if $(filter bench_engine,$(NAME)),$(PIP) install -q "trl==1.16.0")
+	$(if $(filter bench_engine%,$(NAME)),$(PIP) install -q "trl==1.16.0")
 	$(PY) -m benchmarks.experiments $(if $(NAME),name=$(NAME),list=true) $(if $(ARGS),args="[$(shell echo $(ARGS) | sed 's/ /,/g')]")
 
 pipeline: setup ## Multi-stage pipeline: make pipeline PIPELINE=r1|distill

@@ -1,8 +1,10 @@
 """Local-engine speed: per-step time vs the engine before its fast path, TRL's GRPOTrainer and the
 machine's floor, interleaved.
 
-Same model (the cached seed-0 cold-start checkpoint), task (arithmetic), and settings for all
-arms: 8 prompts x G=8 completions, max 64 new tokens, T=1, token-level loss ("dapo"/token-mean),
+Same model, task and settings for all arms, in one of two step shapes (``shape``): ``coldstart``
+(the cached seed-0 cold-start checkpoint on arithmetic, max 64 new tokens: short, even responses)
+or ``base`` (the laptop base model on chain sums, ``scale=laptop_base``, max 96 new tokens: the
+setting the ablations run in, where response lengths spread widely); 8 prompts x G=8 completions, T=1, token-level loss ("dapo"/token-mean),
 clip 0.2/0.28, beta 0, one update per step, AdamW lr 1e-4 with 10 warmup steps, betas
 (0.9, 0.99), grad clip 1, fp32, no gradient checkpointing, one torch thread.
 
@@ -27,10 +29,10 @@ Rounds alternate the five (``rounds`` x ``steps`` each) so load changes hit all 
 are medians on both clocks -- wall (what a user waits) and CPU of this process (robust to other
 processes' load) -- and the ratios before/engine, TRL/engine (target >= 1.10) and engine/floor
 (target <= 1.05), each named with its clock. Recorded in ``results/bench_engine/latest.json``
-(``core.results``).
+(``shape=base``: ``results/bench_engine_base/latest.json``; ``core.results``).
 A Hydra app (``conf/command/bench_engine.yaml``):
 
-    python -m benchmarks.bench_engine [rounds=4] [steps=5]
+    python -m benchmarks.bench_engine [shape=coldstart|base] [rounds=4] [steps=5]
 """
 
 from __future__ import annotations
@@ -53,14 +55,20 @@ from core.fastpath import bucketed_logprobs, decoding, plain_rollout
 from core.sampler import generate, response_logprobs
 from recipes.local.coldstart import ensure_model
 from recipes.local.data import ensure_task_files
+from recipes.local.pretrain import ensure_base_model
 from recipes.local.trainer import Engine
 
+#: Step shapes: the scale profile whose model and task the arms share, and the results folder.
+#: ``coldstart``: the SFT cold start on arithmetic (short, even responses); ``base``: the laptop base
+#: model on chain sums (the R1-Zero setting the ablations run in: response lengths spread widely).
+SHAPES = {"coldstart": ("laptop", "bench_engine"), "base": ("laptop_base", "bench_engine_base")}
 
-def _cfg(*extra: str) -> DictConfig:
+
+def _cfg(shape: str, *extra: str) -> DictConfig:
     return compose(
         [
             "recipe=dapo",
-            "scale=laptop",
+            f"scale={SHAPES[shape][0]}",
             "algorithm.filter_groups.enable=false",
             "reward.reward_kwargs.overlong_buffer_cfg.enable=false",
             "data.train_batch_size=8",  # 8 prompts x 8 completions, as TRL's 64 per device
@@ -110,10 +118,10 @@ def since(t0: tuple[float, float]) -> tuple[float, float]:
     return w - t0[0], c - t0[1]
 
 
-def naive_step(model, prompts, eos, pad) -> tuple[float, float]:
+def naive_step(model, prompts, eos, pad, max_new: int) -> tuple[float, float]:
     """The naive baseline: one prefill per sample, full logits, forward+backward (no optimizer)."""
     t0 = now()
-    seqs, attn = bare_generate(model, prompts, 8, 64, eos, pad)
+    seqs, attn = bare_generate(model, prompts, 8, max_new, eos, pad)
     attn = torch.cat([attn, torch.ones(attn.shape[0], seqs.shape[1] - attn.shape[1], dtype=attn.dtype)], 1)
     logits = model(input_ids=seqs, attention_mask=attn).logits
     loss = torch.log_softmax(logits[:, :-1], -1).gather(-1, seqs[:, 1:, None]).mean()
@@ -122,12 +130,12 @@ def naive_step(model, prompts, eos, pad) -> tuple[float, float]:
     return since(t0)
 
 
-def floor_step(model, opt, prompts, eos, pad, g) -> tuple[float, float]:
+def floor_step(model, opt, prompts, eos, pad, g, max_new: int) -> tuple[float, float]:
     """The floor: the engine's generation + its forward/backward of the same sequences + an AdamW step
     (the fast path's pieces: ``decoding``, ``bucketed_logprobs``, a fused AdamW)."""
     t0 = now()
     with decoding(model):
-        ro = generate(model, prompts, 8, 64, eos, pad, generator=g)
+        ro = generate(model, prompts, 8, max_new, eos, pad, generator=g)
     ro = plain_rollout(ro)
     R = int(ro.response_mask.sum(-1).max())  # as the engine: no padding beyond the longest response
     m = ro.response_mask[:, :R]
@@ -138,7 +146,7 @@ def floor_step(model, opt, prompts, eos, pad, g) -> tuple[float, float]:
     return since(t0)
 
 
-def make_trl(model_dir: Path, tok, prompts, steps: int, out: Path):
+def make_trl(model_dir: Path, tok, prompts, steps: int, out: Path, max_new: int):
     from datasets import Dataset  # TRL's stack: only the TRL arm needs it
     from transformers import Qwen2ForCausalLM, TrainerCallback  # same
     from trl import GRPOConfig, GRPOTrainer  # optional: `make bench-engine` installs trl
@@ -154,20 +162,27 @@ def make_trl(model_dir: Path, tok, prompts, steps: int, out: Path):
         def on_step_end(self, args, state, control, **kw):
             times.append(since(self.t0))
 
-    def reward(prompts, completions, ground_truth, **kw):
+    def reward(prompts, completions, ground_truth, data_source, **kw):
         return [
-            compute_score("arithmetic", c[0]["content"] if isinstance(c, list) else c, g)["score"]
-            for c, g in zip(completions, ground_truth, strict=True)
+            compute_score(d, c[0]["content"] if isinstance(c, list) else c, g)["score"]
+            for c, g, d in zip(completions, ground_truth, data_source, strict=True)
         ]
 
     ds = Dataset.from_list(
-        [{"prompt": [{"role": "user", "content": p.text}], "ground_truth": p.ground_truth} for p in prompts]
+        [
+            {
+                "prompt": [{"role": "user", "content": p.text}],
+                "ground_truth": p.ground_truth,
+                "data_source": p.data_source,
+            }
+            for p in prompts
+        ]
     )
     args = GRPOConfig(
         output_dir=str(out),
         per_device_train_batch_size=64,
         num_generations=8,
-        max_completion_length=64,
+        max_completion_length=max_new,
         learning_rate=1e-4,
         lr_scheduler_type="constant_with_warmup",
         warmup_steps=10,
@@ -215,12 +230,12 @@ def _median_time(fn, reps: int) -> float:
     return statistics.median(ts)
 
 
-def savings(model, tok, prompts, reps: int) -> dict[str, float]:
+def savings(model, tok, prompts, reps: int, max_new: int) -> dict[str, float]:
     """What each saving of the engine is worth on one step's batch (8 prompts x 8, same model)."""
     eos, pad = tok.eos_token_id, tok.pad_token_id
     ids = [p.ids for p in prompts]
     g = torch.Generator().manual_seed(0)
-    ro = generate(model, ids, 8, 64, eos, pad, generator=g)
+    ro = generate(model, ids, 8, max_new, eos, pad, generator=g)
     R = int(ro.response_mask.sum(-1).max())
 
     def fwd_bwd(resp_only: bool, width: int, group: int = 1) -> None:
@@ -242,15 +257,17 @@ def savings(model, tok, prompts, reps: int) -> dict[str, float]:
     rows = [i for i in ids for _ in range(8)]
     t = {
         "generate, prefill shared by the group": _median_time(
-            lambda: generate(model, ids, 8, 64, eos, pad, generator=g), reps
+            lambda: generate(model, ids, 8, max_new, eos, pad, generator=g), reps
         ),
         "generate, prefill per sample": _median_time(
-            lambda: generate(model, rows, 1, 64, eos, pad, generator=g), reps
+            lambda: generate(model, rows, 1, max_new, eos, pad, generator=g), reps
         ),
         "fwd+bwd, prompt encoded once per group (engine)": _median_time(lambda: fwd_bwd(True, R, 8), reps),
         "fwd+bwd, LM head on response positions only": _median_time(lambda: fwd_bwd(True, R), reps),
         "fwd+bwd, logits for every position": _median_time(lambda: fwd_bwd(False, R), reps),
-        "fwd+bwd, padded to max_response_length (64)": _median_time(lambda: fwd_bwd(True, 64), reps),
+        f"fwd+bwd, padded to max_response_length ({max_new})": _median_time(
+            lambda: fwd_bwd(True, max_new), reps
+        ),
     }
     with torch.no_grad():
         t["extra old-log-prob forward (avoided)"] = _median_time(
@@ -269,33 +286,18 @@ def _medians(times: dict[str, list[tuple[float, float]]]) -> dict[str, dict[str,
     }
 
 
-def command(a: DictConfig) -> int:
-    """Interleave the five arms, print per-round and overall medians and the ratios, record them."""
-    torch.set_num_threads(int(a.threads))
-    results.write_experiment("bench_engine", design={"arms": ["engine", "before", "trl", "floor", "naive"]})
-    cfg = _cfg()
-    reward_fn = get_custom_reward_fn(cfg)
-    ensure_task_files(cfg)
-    path = ensure_model(cfg, reward_fn)
-    model, tok = models.load(path)
-    eos, pad = tok.eos_token_id, tok.pad_token_id
-    train = load_prompts(cfg.data.train_files, tok, int(cfg.data.max_prompt_length))
-    eng = Engine(cfg, model, tok, reward_fn, train, train[:8])
-    before = Engine(_cfg("local.fast=false"), models.load(path)[0], tok, reward_fn, train, train[:8])
-    floor_model, _ = models.load(path)
-    floor_model.train()
-    opt = torch.optim.AdamW(floor_model.parameters(), lr=1e-4, betas=(0.9, 0.99), fused=True)
-    naive_model, _ = models.load(path)
-    naive_model.train()
+def _rounds(a: DictConfig, eng, before, trl, trl_times, floor, naive, train, max_new: int):
+    """Interleave the five arms ``a.rounds`` times, ``a.steps`` steps each; per-step (wall, CPU) times."""
+    floor_model, opt = floor
+    eos, pad = eng.tok.eos_token_id, eng.tok.pad_token_id
     g = torch.Generator().manual_seed(0)
-    trl, trl_times = make_trl(path, tok, train[:4096], a.steps, Path(tempfile.mkdtemp()))
     times: dict[str, list[tuple[float, float]]] = {
         arm: [] for arm in ("engine", "before", "trl", "floor", "naive")
     }
     eng.train_step()  # warm-up (imports, allocator)
     before.train_step()
-    floor_step(floor_model, opt, [p.ids for p in train[:8]], eos, pad, g)
-    naive_step(naive_model, [p.ids for p in train[:8]], eos, pad)
+    floor_step(floor_model, opt, [p.ids for p in train[:8]], eos, pad, g, max_new)
+    naive_step(naive, [p.ids for p in train[:8]], eos, pad, max_new)
     for r in range(a.rounds):
         for _ in range(a.steps):
             for arm, e in (("engine", eng), ("before", before)):
@@ -307,10 +309,40 @@ def command(a: DictConfig) -> int:
         times["trl"] += trl_times[n0 + 1 :]  # each train() call's first step includes TRL's set-up
         for k in range(a.steps):
             ids = [p.ids for p in train[(r * a.steps + k) * 8 : (r * a.steps + k + 1) * 8]]
-            times["floor"].append(floor_step(floor_model, opt, ids, eos, pad, g))
-            times["naive"].append(naive_step(naive_model, ids, eos, pad))
+            times["floor"].append(floor_step(floor_model, opt, ids, eos, pad, g, max_new))
+            times["naive"].append(naive_step(naive, ids, eos, pad, max_new))
         last = {arm: xs[-a.steps :] for arm, xs in times.items()}
         print(f"round {r}: wall " + "  ".join(f"{k} {v:.3f}s" for k, v in _medians(last)["wall"].items()))
+    return times
+
+
+def command(a: DictConfig) -> int:
+    """Interleave the five arms, print per-round and overall medians and the ratios, record them."""
+    if str(a.shape) not in SHAPES:
+        raise ValueError(
+            f"[shape] {a.shape!r} is not one of {sorted(SHAPES)} (fix: shape=coldstart or shape=base)"
+        )
+    shape, experiment = str(a.shape), SHAPES[str(a.shape)][1]
+    torch.set_num_threads(int(a.threads))
+    arms = ["engine", "before", "trl", "floor", "naive"]
+    results.write_experiment(experiment, design={"arms": arms, "shape": shape})
+    cfg = _cfg(shape)
+    max_new = int(cfg.data.max_response_length)
+    reward_fn = get_custom_reward_fn(cfg)
+    ensure_task_files(cfg)
+    build = ensure_base_model if cfg.local.pretrain is not None else ensure_model  # as the engine chooses
+    path = build(cfg, reward_fn)
+    model, tok = models.load(path)
+    train = load_prompts(cfg.data.train_files, tok, int(cfg.data.max_prompt_length))
+    eng = Engine(cfg, model, tok, reward_fn, train, train[:8])
+    before = Engine(_cfg(shape, "local.fast=false"), models.load(path)[0], tok, reward_fn, train, train[:8])
+    floor_model, _ = models.load(path)
+    floor_model.train()
+    opt = torch.optim.AdamW(floor_model.parameters(), lr=1e-4, betas=(0.9, 0.99), fused=True)
+    naive_model, _ = models.load(path)
+    naive_model.train()
+    trl, trl_times = make_trl(path, tok, train[:4096], a.steps, Path(tempfile.mkdtemp()), max_new)
+    times = _rounds(a, eng, before, trl, trl_times, (floor_model, opt), naive_model, train, max_new)
     med = _medians(times)
     ratios = {
         clock: {
@@ -329,16 +361,24 @@ def command(a: DictConfig) -> int:
             + "   "
             + "  ".join(f"{k} ({clock}) = {v:.2f}" for k, v in ratios[clock].items())
         )
-    saved = savings(floor_model, tok, train[:8], int(a.savings_reps)) if a.savings_reps > 0 else {}
+    reps = int(a.savings_reps)
+    saved = savings(floor_model, tok, train[:8], reps, max_new) if reps > 0 else {}
     out = {
-        "settings": {"rounds": int(a.rounds), "steps": int(a.steps), "threads": int(a.threads)},
+        "settings": {
+            "rounds": int(a.rounds),
+            "steps": int(a.steps),
+            "threads": int(a.threads),
+            "shape": shape,
+            "scale": SHAPES[shape][0],
+            "max_response_length": max_new,
+        },
         "median_s": med,
         "ratios": ratios,
         "targets": {"before/engine": "> 1", "trl/engine": ">= 1.10", "engine/floor": "<= 1.05"},
         "steps_s": {arm: [list(x) for x in xs] for arm, xs in times.items()},
         "savings_cpu_s": saved,
     }
-    print(f"recorded {results.write_table('bench_engine', 'latest', out)}")
+    print(f"recorded {results.write_table(experiment, 'latest', out)}")
     return 0
 
 

@@ -5,7 +5,8 @@
 - ``verifier-tables``: every table of that file (``benchmarks.heldout.report.render``).
 - ``verifier-iterations``: each recorded round of verifier changes (the other files in
   ``results/bench_rewards/``), totals as that round's protocol measured them.
-- ``engine-bench``: ``results/bench_engine/latest.json``: medians per arm and the ratios, per clock.
+- ``engine-bench``, ``engine-bench-base``: ``results/bench_engine/latest.json`` and
+  ``results/bench_engine_base/latest.json`` (the two step shapes): medians per arm and the ratios, per clock.
 - ``pipeline-<name>``: ``results/pipeline-<name>/``: held-out accuracy of every evaluated model
   with its interval, the compared differences, and the stages' times.
 - ``preflight-timings``: ``results/preflight/timings_100k.json``: each pre-flight check's time per
@@ -138,10 +139,11 @@ def verifier_iterations() -> Rendered:
 
 
 @SECTIONS.register("engine-bench")
-def engine_bench() -> Rendered:
-    res = _table("bench_engine", "latest")
+def engine_bench(experiment: str = "bench_engine") -> Rendered:
+    """Medians per arm and the ratios, per clock, of one ``make bench-engine`` shape."""
+    res = _table(experiment, "latest")
     if res is None:
-        return _missing("bench_engine")
+        return _missing(experiment)
     rows = []
     arms = [a for a in ("engine", "before", "trl", "floor", "naive") if a in res["median_s"]["cpu"]]
     ratios = [
@@ -162,8 +164,14 @@ def engine_bench() -> Rendered:
     head = ["clock"] + [f"{names[a]} s/step" for a in arms] + [k.replace("trl", "TRL") for k in ratios]
     return Rendered(
         Table(head, rows).markdown(),
-        sources=[source_line("results/bench_engine/latest.json", res.get("provenance"))],
+        sources=[source_line(f"results/{experiment}/latest.json", res.get("provenance"))],
     )
+
+
+@SECTIONS.register("engine-bench-base")
+def engine_bench_base() -> Rendered:
+    """The same bench on the laptop base model's step (``shape=base``)."""
+    return engine_bench("bench_engine_base")
 
 
 @SECTIONS.register("engine-profile")

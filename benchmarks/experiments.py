@@ -41,6 +41,9 @@ for _p in sorted((CONF_DIR / "pipeline").glob("*.yaml")):
     EXPERIMENTS.add(f"pipeline-{_p.stem}", [*PY, "recipes.pipeline", f"pipeline={_p.stem}"])
 EXPERIMENTS.add("bench_rewards", [*PY, "benchmarks.bench_rewards"])
 EXPERIMENTS.add("bench_engine", [*PY, "benchmarks.bench_engine"])
+EXPERIMENTS.add(
+    "bench_engine_base", [*PY, "benchmarks.bench_engine", "shape=base"]
+)  # the ablations' step shape
 EXPERIMENTS.add("profile_engine", [*PY, "benchmarks.profile_engine"])  # issue 15 item 7: the profile first
 EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
 EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
