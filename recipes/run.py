@@ -116,6 +116,14 @@ def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], 
     return cfg, engine, changes, overrides
 
 
+def _resolved(cfg: DictConfig, key: str, written: object) -> str:
+    """A changed value as the run will use it; an interpolation also shows as written."""
+    if not (isinstance(written, str) and "${" in written):
+        return str(written)
+    value = OmegaConf.select(cfg, key, throw_on_resolution_failure=False)
+    return str(written) if value is None else f"{value}  (= {written})"
+
+
 def run(overrides: list[str]) -> int:
     """Compose, validate, record and launch one run; returns a process exit code."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never block on the hub while validating
@@ -136,7 +144,7 @@ def run(overrides: list[str]) -> int:
     if changes:
         log(f"[scale] scale={cfg.rlvr.scale} changed {len(changes)} keys (published -> used):")
         for key, before, after in changes:
-            log(f"    {key}: {before} -> {after}")
+            log(f"    {key}: {before} -> {_resolved(cfg, key, after)}")
     try:
         validate(cfg, engine)
         if engine == "local" and not cfg.dry_run and (err := _local_model_error(overrides)):

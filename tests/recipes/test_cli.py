@@ -47,6 +47,10 @@ def test_local_engine_picks_laptop_and_says_so(tmp_path):
     assert "using scale=laptop" in p.stderr
     assert "data.max_response_length: 20480 -> " in p.stderr  # every changed key is printed
     assert "actor_rollout_ref.actor.clip_ratio_high" not in p.stderr  # algorithmic keys untouched
+    # a key set by an interpolation shows the value the run uses, then the interpolation as written
+    lr = next(x for x in p.stderr.splitlines() if "actor_rollout_ref.actor.optim.lr:" in x)
+    used = lr.split(" -> ")[1].split()[0]
+    assert float(used) > 1e-6 and "(= ${rlvr.sqrt_div:" in lr, lr
 
 
 def test_r1_zero_ref_reset_segments(tmp_path):
