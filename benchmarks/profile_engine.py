@@ -39,7 +39,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from core import results
 from core.cli import hydra_main
-from recipes.local import _setup
+from recipes.local import build_engine
 from recipes.run import prepare_config
 
 # kernels counted as dense arithmetic (self time; forward and backward)
@@ -106,8 +106,8 @@ def _medians(xs: list[dict[str, float]]) -> dict[str, float]:
 def command(a: DictConfig) -> int:
     """Time the engine against its plain path, profile ``steps`` steps, print and record the split."""
     args = [f"recipe={a.recipe}", "engine=local", "local.progress=false", *a.overrides]
-    eng, _, _ = _setup(prepare_config(args)[0])
-    before, _, _ = _setup(prepare_config([*args, "local.fast=false"])[0])
+    eng, _, _ = build_engine(prepare_config(args)[0])
+    before, _, _ = build_engine(prepare_config([*args, "local.fast=false"])[0])
     cfg = eng.cfg
     torch.set_num_threads(int(a.threads))
     for _ in range(int(a.warmup)):

@@ -12,7 +12,8 @@ seeds' cold starts first, in parallel (laptop scale; ``rlvr.sweep.cold_start: de
 with a launcher (local: joblib, two processes on a 2-core machine; clusters: ``launcher=slurm_gpu``
 through submitit or ``launcher=ray_cluster`` through hydra-ray-launcher) into
 ``multirun/<name>-<time>/``, record the wall time in ``sweep.json`` there, record the finished runs
-in ``results/sweep-<name>/`` (``analysis.ablations.record_sweep``; what ``make docs`` renders), and
+in ``results/sweep-<name>/`` (``analysis.ablations.record_sweep``), regenerate the docs' sweep blocks
+from ``results/`` (``refresh_docs``: docs/ablations.md and README's overview, as ``make docs`` does), and
 finish with ``python -m analysis.report sweep=<dir>``. ``plan=true`` prints the arms only.
 
 ``rlvr.sweep.cold_start: default`` (laptop scale only): the sweep trains on its own task (e.g. mixed
@@ -40,7 +41,9 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from analysis import ablations_doc  # noqa: F401  (registers the sweep blocks refresh_docs renders)
 from analysis.ablations import experiment_name, record_sweep
+from analysis.docgen import REPO, SECTIONS, generate
 from core.cli import hydra_main, route_argv
 from core.sweeps import load as sweep_spec
 from recipes.compose import check_choice, compose, laptop_scale
@@ -248,6 +251,8 @@ def _launch(
     experiment = results_experiment(name, extra, results)
     if experiment:
         print(f"[sweep] recorded {record_sweep(out, name, experiment)}", file=sys.stderr)
+        for item in refresh_docs():
+            print(f"[sweep] updated {item}", file=sys.stderr)
     else:
         print(
             f"[sweep] not recorded in results/ (overrides {extra} change the sweep's design; to record "
@@ -257,6 +262,13 @@ def _launch(
     report = [sys.executable, "-m", "analysis.report", f"sweep={out}"]
     print("[sweep] " + " ".join(report), file=sys.stderr)
     return subprocess.call(report)
+
+
+def refresh_docs(root: Path = REPO) -> list[str]:
+    """Regenerate the blocks that render the sweeps from ``results/`` (every ``ablation-<sweep>``
+    block of docs/ablations.md and README's ``ablations-overview``); returns what changed."""
+    blocks = [n for n in SECTIONS.names() if n == "ablations-overview" or n.startswith("ablation-")]
+    return generate(root=root, only=blocks)
 
 
 def results_experiment(name: str, extra: list[str], setting: str | None) -> str | None:

@@ -43,7 +43,7 @@ from recipes.local.track import dump_generations, make_tracker, progress
 from recipes.local.trainer import Engine
 from recipes.schema import local_config
 
-__all__ = ["given_checkpoint", "run_local"]
+__all__ = ["build_engine", "given_checkpoint", "run_local"]
 
 
 def _say(msg: str) -> None:
@@ -95,7 +95,7 @@ def _load_given(cfg: DictConfig, path: Path) -> tuple[torch.nn.Module, Any]:
     return model, tok
 
 
-def _setup(cfg: DictConfig) -> tuple[Engine, Path, float]:
+def build_engine(cfg: DictConfig) -> tuple[Engine, Path, float]:
     """Data files, the model (a given checkpoint or the cold start) and the engine; returns (engine, model
     path, setup seconds)."""
     local = local_config(cfg)
@@ -127,7 +127,7 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     t_start, cpu_start = time.time(), time.process_time()
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    eng, path, t_setup = _setup(cfg)
+    eng, path, t_setup = build_engine(cfg)
     ckpt_dir = run_dir / "checkpoints"
     resumed = str(cfg.trainer.resume_mode) != "disable" and eng.load(ckpt_dir)
     total = eng.total_steps()

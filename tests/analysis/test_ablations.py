@@ -12,6 +12,7 @@ import pytest
 from analysis import ablations_doc
 from analysis.ablations import load_sweep, record_sweep, strict_accuracy
 from analysis.synthetic import write_sweep
+from recipes.sweep import refresh_docs
 
 
 @pytest.fixture(autouse=True)
@@ -127,3 +128,19 @@ def test_pilot_is_rendered_before_the_sweep_runs(tmp_path: Path, results_dir: Pa
     assert float(line.split("|")[3]) > 0.05  # the synthetic filter arm gains more in both seeds
     assert "**Not run.**" in md and row[1] == "not run"
     assert any("results/sweep-dynamic_sampling-pilot" in s for s in rendered.sources)
+
+
+def test_a_recorded_sweep_refreshes_its_doc_blocks(tmp_path: Path, results_dir: Path) -> None:
+    """``make sweep`` ends by regenerating docs/ablations.md's and README's sweep blocks from results/."""
+    repo = Path(__file__).resolve().parents[2]
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    for name in ("README.md", "docs/ablations.md"):
+        (root / name).write_text((repo / name).read_text())
+    record_sweep(_finish(write_sweep(tmp_path / "kl_coef-1", "kl", ["none", "k3_0.01"], seeds=3, steps=20)))
+    changed = refresh_docs(root)
+    assert "docs/ablations.md: block 'ablation-kl_coef'" in changed
+    assert "README.md: block 'ablations-overview'" in changed
+    block = (root / "docs/ablations.md").read_text().split("<!-- gen:ablation-kl_coef -->")[1]
+    assert "6 of 9 runs finished" in block.split("<!-- /gen:ablation-kl_coef -->")[0]
+    assert refresh_docs(root) == []  # a second pass has nothing left to change
