@@ -28,6 +28,7 @@ the peak (a fall). Not covered: soft budgets (asking for fewer words), s1's "Wai
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.metrics import bootstrap_ci
+from analysis.metrics import bootstrap_ci, t_ci
 from core.data import Prompt
 from core.sampling import Sampler, score_text
 
@@ -225,3 +226,42 @@ def describe(group: dict[str, Any]) -> str:
         f"{rise}; plateaus from N={sh['plateau_from']}; {fall} (N={last} vs peak at N={sh['peak']}: "
         f"{f['mean']:+.2f} [{f['lo']:+.2f}, {f['hi']:+.2f}])"
     )
+
+
+def across_seeds(curves: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Per level, one model's curves of several RL seeds (:func:`summarise`'s groups by seed) as one:
+    accuracy per budget (mean and 95% t interval over seeds), each seed's plateau budget, how many
+    seeds rise / fall, and whether the plateau budget never shrinks as the level rises, per seed.
+
+    >>> g = lambda a, p: {"budgets": {"0": {"acc": 0.1}, "8": {"acc": a}},
+    ...                   "shape": {"plateau_from": p, "rises": a > 0.1, "falls": False}}
+    >>> out = across_seeds({0: {"k=2": g(0.9, 8), "k=3": g(0.5, 8)}, 1: {"k=2": g(0.7, 0), "k=3": g(0.5, 8)}})
+    >>> out["groups"]["k=2"]["budgets"]["8"]["acc"], out["groups"]["k=2"]["plateau_from"], out["groups"]["k=2"]["rises"]
+    (0.8, [8, 0], 2)
+    >>> out["ordered_seeds"], out["seeds"]
+    (2, [0, 1])
+    """
+    seeds = sorted(curves)
+    groups: dict[str, Any] = {}
+    for name in curves[seeds[0]]:
+        per = [curves[s][name] for s in seeds]
+        cells = {}
+        for b in sorted(per[0]["budgets"], key=int):
+            vals = [c["budgets"][b]["acc"] for c in per]
+            lo, hi = t_ci(vals)
+            cells[b] = {"acc": float(np.mean(vals)), "lo": lo, "hi": hi}
+        groups[name] = {
+            "budgets": cells,
+            "plateau_from": [int(c["shape"]["plateau_from"]) for c in per],
+            "rises": sum(bool(c["shape"]["rises"]) for c in per),
+            "falls": sum(bool(c["shape"]["falls"]) for c in per),
+        }
+    levels = sorted((g for g in groups if g.startswith("k=")), key=lambda g: int(g[2:]))
+    ordered = sum(
+        all(
+            groups[a]["plateau_from"][i] <= groups[b]["plateau_from"][i]
+            for a, b in itertools.pairwise(levels)
+        )
+        for i in range(len(seeds))
+    )
+    return {"seeds": seeds, "groups": groups, "ordered_seeds": ordered}

@@ -16,6 +16,7 @@ import torch
 from analysis import thinking_budget as tb
 from benchmarks import budget
 from core import model as models
+from core import results
 from core.cli import call
 from core.data import Prompt, chat_ids
 from core.sampling import LocalSampler, Settings
@@ -160,3 +161,37 @@ def test_budget_command_writes_the_curve_of_model_and_base(taught, tmp_path: Pat
     assert set(rl) == {"all", "k=2"} and rl["all"]["samples"] == 8
     assert rl["all"]["budgets"]["40"]["acc"] > base["all"]["budgets"]["40"]["acc"]  # taught vs random
     assert (tmp_path / "out" / "budget.png").stat().st_size > 0
+
+
+def test_doc_renders_the_curve_over_rl_seeds(taught, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two recorded seeds: the first seed's tables, then one figure and table over seeds whose
+    mean is the mean of the seeds' accuracies."""
+    from benchmarks import thinking_budget_doc as doc  # registers a docs section: imported where used
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
+    rows = [
+        {
+            "data_source": "arithmetic",
+            "prompt": [{"role": "user", "content": q}],
+            "reward_model": {"style": "rule", "ground_truth": r.split("<answer>")[1].split("<")[0]},
+            "extra_info": {"k": 2},
+        }
+        for q, r in TAUGHT.items()
+    ]
+    data = tmp_path / "test.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), data)
+    per = {}
+    for seed, base in ((3, [f"base={taught[1]}"]), (5, ["base=null"])):
+        argv = [f"model={taught[0]}", *base, f"data={data}", f"out={tmp_path / str(seed)}", f"seed={seed}"]
+        assert (
+            call(budget.command, "command", "budget", [*argv, "budgets=[0,8,40]", "n=2", "bootstrap=50"]) == 0
+        )
+        per[seed] = json.loads((tmp_path / str(seed) / "budget.json").read_text())
+        results.write_table("thinking_budget", f"budget-s{seed}", per[seed])
+    assert list(per[5]["models"]) == ["rl"]  # base=null: the base model is measured once
+    md = doc.thinking_budget().markdown
+    assert "**after RL, seed 3**" in md and "**After RL, over 2 RL seeds** (3, 5" in md
+    mean = np.mean([per[s]["models"]["rl"]["groups"]["all"]["budgets"]["40"]["acc"] for s in per])
+    row = next(line for line in md.splitlines() if line.startswith("| all |") and "N=" in line)
+    assert row.split("|")[5].strip().startswith(f"{mean:.2f}")
+    assert "in 2 of 2 seeds" in md  # one level: no plateau can come before an easier level's
