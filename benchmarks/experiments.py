@@ -66,6 +66,20 @@ EXPERIMENTS.add(  # seed 000's overtime-pay task, laptop variant, from its own b
         "corpus, raises held-out accuracy on the laptop overtime-pay task by at least 15 points within one run'",
     ],
 )
+EXPERIMENTS.add(  # R1-Zero in miniature from other base models: RL seed s from pretraining seed s
+    "pretrain_seeds",
+    [
+        *PY,
+        "benchmarks.r1_zero_curves",
+        "seeds=[1,2,3,4]",
+        "results=pretrain_seeds",
+        "overrides=[local.pretrain.seed=${rlvr.seed}]",
+        "jobs=2",
+        "claim='RL with the outcome (+ format) reward alone raises held-out accuracy and mean held-out "
+        "response length together within one laptop run also from base models pretrained with other "
+        "seeds (RL seed s starts from pretraining seed s)'",
+    ],
+)
 EXPERIMENTS.add("thinking_budget", [*PY, "benchmarks.thinking_budget"])  # seed 002 §3.2-3.4
 for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/reward_models.md)
     EXPERIMENTS.add(_name, [*PY, "benchmarks.rm_study", f"experiment={_name}"])

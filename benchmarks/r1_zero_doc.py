@@ -148,6 +148,51 @@ def _probe_rows(groups: dict[str, Any], label: str) -> list[list[str]]:
     ]
 
 
+@SECTIONS.register("pretrain-seeds-curves")
+def pretrain_seeds_curves() -> Rendered:
+    return curves_block("pretrain_seeds", "pretrain_seeds")
+
+
+@SECTIONS.register("pretrain-seeds-base")
+def pretrain_seeds_base() -> Rendered:
+    return base_summary("pretrain_seeds")
+
+
+def base_summary(name: str) -> Rendered:
+    """One line per base model an experiment used: its build cost and its probe's pass and worked rates."""
+    exp = _read(name)
+    base = (exp or {}).get("tables", {}).get("base_model")
+    if not base:
+        return _missing(name)
+    rows = []
+    for m in base["models"]:
+        p = m["probe"]["overall"]
+        rows.append(
+            [
+                str(m["build"]["pretrain"]["seed"]),
+                f"{m['num_params'] / 1e6:.2f}M",
+                f"{m['build_cpu_seconds']:.0f}",
+                f"{m['build_wall_seconds']:.0f}",
+                str(p["n"]),
+                f"{p['pass']:.3f}",
+                f"{p['worked_share']:.3f}",
+            ]
+        )
+    head = [
+        "pretraining seed",
+        "parameters",
+        "build CPU s",
+        "build wall s",
+        "probe samples",
+        "pass",
+        "worked share",
+    ]
+    return Rendered(
+        Table(head, rows).markdown(),
+        sources=[source_line(f"results/{name}/base_model.json", base.get("provenance"))],
+    )
+
+
 @SECTIONS.register("overtime-curves")
 def overtime_curves() -> Rendered:
     return curves_block(OVERTIME, "overtime_pay_curves")
