@@ -244,6 +244,30 @@ def _by_name(p: str, g: str, deadline: float) -> bool | None:
     return all(scalar_pairs([(v, gv[n]) for n, v in (a for a in pa if a)], deadline))
 
 
+def _named_list(s: str, in_order: bool = False) -> bool:
+    """Is ``s`` a list of two or more named values (``x = 2, y = 3``)? ``in_order``: names in alphabetical
+    order too, so reading it as a tuple cannot reorder it (``y = 3, x = 2`` is no tuple reading)."""
+    items = split_top(_OR.sub(",", s))
+    names = [a[0] if (a := assignment(x)) else None for x in items]
+    if len(items) < 2 or not all(names):
+        return False
+    return not in_order or (names == sorted(names) and len(set(names)) == len(names))  # type: ignore[type-var]
+
+
+def _bare_tuple(p: str, pk: str, pi: list[str], gk: str, gi: list[str]) -> tuple[str, str]:
+    """A tuple or bracketed list of three or more entries written without its brackets (``1, 2, 3``)
+    on either side: against a bracketed gold it is that tuple in the order written; against a bare gold
+    list it is compared as that list (unordered). Two entries stay apart: ``(1, 2)`` may be an interval,
+    and items joined by "or" / "and" are alternatives, not coordinates."""
+    if len(pi) != len(gi) or len(gi) < 3 or _OR.search(p) or _PM.search(p):
+        return pk, gk
+    if gk in ("bracket:()", "bracket:[]") and pk == "list":
+        return gk, gk
+    if gk == "list" and pk in ("bracket:()", "bracket:[]"):
+        return gk, gk
+    return pk, gk
+
+
 def _last_side(p: str) -> str:
     """``5+5+1 = 11`` -> ``11`` (a derivation ending in its value); ``72 = 73`` stays as it is."""
     sides = split_top(p, "=")
@@ -308,7 +332,7 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
         return True
     if (decided := special_forms(p, g)) is not None or (decided := _by_name(p, g, deadline)) is not None:
         return decided
-    named = len(split_top(_OR.sub(",", p))) > 1 and all(assignment(x) for x in split_top(_OR.sub(",", p)))
+    named, gnamed = _named_list(p), _named_list(g, in_order=True)
     if (decided := _as_sets(p, g, deadline)) is not None:
         return decided
     if "=" not in g and "\\in" not in g:
@@ -319,10 +343,13 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
         return decided
     gk, gi = _structure(g, thousands=True)
     pk, pi = _structure(p, thousands=gk == "scalar")
-    if gk == "scalar" and pk == "list" and len(pi) == 1:
-        pk = "scalar"
+    if gk == "scalar" and pk == "list" and len({squash(x) for x in pi}) == 1:
+        pk, pi = "scalar", pi[:1]  # "x = 2 or x = 2": one value written twice is that value
     if gk == "bracket:()" and pk == "list" and named:
         pk = gk  # "x = 2, y = 3" for the ordered pair (2, 3)
+    if pk == "bracket:()" and gk == "list" and gnamed:
+        gk = pk  # the gold "x = 2, y = 3" (names in order) is the pair (2, 3), as the other way round
+    pk, gk = _bare_tuple(p, pk, pi, gk, gi)
     if "\\begin{" in p + g and {gk, pk} <= {"bracket:()", "bracket:[]"}:
         pk = gk  # a column / row vector is its entries in order, in ( ) or [ ]
     if {gk, pk} <= {"list", "set"}:
