@@ -21,7 +21,7 @@ from rewards.forms import clock_time, phrase_value, qualifiers, rename_parameter
 from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, split_top, squash, strip_units
 from rewards.readings import empty, special_forms, surroundings
 from rewards.scalars import assignment, begin, scalar_pairs, strip_assign, timed_out
-from rewards.sets import as_interval_set, expand_pm, iso_intervals
+from rewards.sets import as_interval_set, expand_pm, iso_intervals, reals
 
 __all__ = ["equivalent", "timed_out"]
 
@@ -212,6 +212,7 @@ def _read_forms(p: str, g: str) -> tuple[str, str]:
             a = m.group(1)
         if "\\begin{" in b:
             a = _nested_matrix(a)
+        a = "\\mathbb{R}" if reals(a) else a  # "all real numbers" is the set, whichever side it is on
         out.append(a if clock_time(a) is not None else phrase_value(a) or a)
     return out[0], out[1]
 
@@ -343,6 +344,9 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
         return decided
     gk, gi = _structure(g, thousands=True)
     pk, pi = _structure(p, thousands=gk == "scalar")
+    if (gk == "set") != (pk == "set"):  # \{(1, 2)\} for (1, 2): a set of one element against its element
+        gk, gi = _structure(gi[0], thousands=True) if gk == "set" and len(gi) == 1 else (gk, gi)
+        pk, pi = _structure(pi[0], thousands=gk == "scalar") if pk == "set" and len(pi) == 1 else (pk, pi)
     if gk == "scalar" and pk == "list" and len({squash(x) for x in pi}) == 1:
         pk, pi = "scalar", pi[:1]  # "x = 2 or x = 2": one value written twice is that value
     if gk == "bracket:()" and pk == "list" and named:
