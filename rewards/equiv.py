@@ -6,8 +6,10 @@ What it does: cleans both sides (``rewards.normalize``), reads what a person dro
 (``rewards.sets``), then recognises the answer's structure from the gold -- empty set / "no
 solution", matrix, union of intervals, set ``\{..\}``, interval or tuple ``(a, b]`` (brackets must
 match), bare comma list (unordered, "or"/"and" count as commas), ``\pm`` -- and compares element by
-element. Single values go to ``rewards.scalars``: exact, plain numbers in-process, anything symbolic
-in the bounded SymPy worker. ``x = 3`` matches ``3``.
+element. A tuple of three or more entries may be written without its brackets, a set of one element
+is that element, and one value written twice is that value. Single values go to
+``rewards.scalars``: exact, plain numbers in-process, anything symbolic in the bounded SymPy worker.
+``x = 3`` matches ``3``.
 
 What it does not do: approximate answers (0.333 is not 1/3; 1.414 is not sqrt 2) unless the caller
 passes ``rel_tol``, or units conversion (5 m is not 500 cm).
