@@ -33,6 +33,7 @@ ITERATIONS = (
     "round3_before",
     "round4_before",
     "round5_before",
+    "round6_before",
     "latest",
 )
 

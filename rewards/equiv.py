@@ -6,8 +6,10 @@ What it does: cleans both sides (``rewards.normalize``), reads what a person dro
 (``rewards.sets``), then recognises the answer's structure from the gold -- empty set / "no
 solution", matrix, union of intervals, set ``\{..\}``, interval or tuple ``(a, b]`` (brackets must
 match), bare comma list (unordered, "or"/"and" count as commas), ``\pm`` -- and compares element by
-element. Single values go to ``rewards.scalars``: exact, plain numbers in-process, anything symbolic
-in the bounded SymPy worker. ``x = 3`` matches ``3``.
+element. A tuple of three or more entries may be written without its brackets, a set of one element
+is that element, and one value written twice is that value. Single values go to
+``rewards.scalars``: exact, plain numbers in-process, anything symbolic in the bounded SymPy worker.
+``x = 3`` matches ``3``.
 
 What it does not do: approximate answers (0.333 is not 1/3; 1.414 is not sqrt 2) unless the caller
 passes ``rel_tol``, or units conversion (5 m is not 500 cm).
@@ -21,7 +23,7 @@ from rewards.forms import clock_time, phrase_value, qualifiers, rename_parameter
 from rewards.normalize import MAX_ANSWER_CHARS, clean, parse_number, split_top, squash, strip_units
 from rewards.readings import empty, special_forms, surroundings
 from rewards.scalars import assignment, begin, scalar_pairs, strip_assign, timed_out
-from rewards.sets import as_interval_set, expand_pm, iso_intervals
+from rewards.sets import as_interval_set, expand_pm, iso_intervals, reals
 
 __all__ = ["equivalent", "timed_out"]
 
@@ -212,6 +214,7 @@ def _read_forms(p: str, g: str) -> tuple[str, str]:
             a = m.group(1)
         if "\\begin{" in b:
             a = _nested_matrix(a)
+        a = "\\mathbb{R}" if reals(a) else a  # "all real numbers" is the set, whichever side it is on
         out.append(a if clock_time(a) is not None else phrase_value(a) or a)
     return out[0], out[1]
 
@@ -242,6 +245,30 @@ def _by_name(p: str, g: str, deadline: float) -> bool | None:
         return False
     gv = dict(a for a in ga if a)
     return all(scalar_pairs([(v, gv[n]) for n, v in (a for a in pa if a)], deadline))
+
+
+def _named_list(s: str, in_order: bool = False) -> bool:
+    """Is ``s`` a list of two or more named values (``x = 2, y = 3``)? ``in_order``: names in alphabetical
+    order too, so reading it as a tuple cannot reorder it (``y = 3, x = 2`` is no tuple reading)."""
+    items = split_top(_OR.sub(",", s))
+    names = [a[0] if (a := assignment(x)) else None for x in items]
+    if len(items) < 2 or not all(names):
+        return False
+    return not in_order or (names == sorted(names) and len(set(names)) == len(names))  # type: ignore[type-var]
+
+
+def _bare_tuple(p: str, pk: str, pi: list[str], gk: str, gi: list[str]) -> tuple[str, str]:
+    """A tuple or bracketed list of three or more entries written without its brackets (``1, 2, 3``)
+    on either side: against a bracketed gold it is that tuple in the order written; against a bare gold
+    list it is compared as that list (unordered). Two entries stay apart: ``(1, 2)`` may be an interval,
+    and items joined by "or" / "and" are alternatives, not coordinates."""
+    if len(pi) != len(gi) or len(gi) < 3 or _OR.search(p) or _PM.search(p):
+        return pk, gk
+    if gk in ("bracket:()", "bracket:[]") and pk == "list":
+        return gk, gk
+    if gk == "list" and pk in ("bracket:()", "bracket:[]"):
+        return gk, gk
+    return pk, gk
 
 
 def _last_side(p: str) -> str:
@@ -308,7 +335,7 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
         return True
     if (decided := special_forms(p, g)) is not None or (decided := _by_name(p, g, deadline)) is not None:
         return decided
-    named = len(split_top(_OR.sub(",", p))) > 1 and all(assignment(x) for x in split_top(_OR.sub(",", p)))
+    named, gnamed = _named_list(p), _named_list(g, in_order=True)
     if (decided := _as_sets(p, g, deadline)) is not None:
         return decided
     if "=" not in g and "\\in" not in g:
@@ -319,10 +346,16 @@ def equivalent(pred: str, gold: str, timeout_s: float = 1.0, rel_tol: float = 0.
         return decided
     gk, gi = _structure(g, thousands=True)
     pk, pi = _structure(p, thousands=gk == "scalar")
-    if gk == "scalar" and pk == "list" and len(pi) == 1:
-        pk = "scalar"
+    if (gk == "set") != (pk == "set"):  # \{(1, 2)\} for (1, 2): a set of one element against its element
+        gk, gi = _structure(gi[0], thousands=True) if gk == "set" and len(gi) == 1 else (gk, gi)
+        pk, pi = _structure(pi[0], thousands=gk == "scalar") if pk == "set" and len(pi) == 1 else (pk, pi)
+    if gk == "scalar" and pk == "list" and len({squash(x) for x in pi}) == 1:
+        pk, pi = "scalar", pi[:1]  # "x = 2 or x = 2": one value written twice is that value
     if gk == "bracket:()" and pk == "list" and named:
         pk = gk  # "x = 2, y = 3" for the ordered pair (2, 3)
+    if pk == "bracket:()" and gk == "list" and gnamed:
+        gk = pk  # the gold "x = 2, y = 3" (names in order) is the pair (2, 3), as the other way round
+    pk, gk = _bare_tuple(p, pk, pi, gk, gi)
     if "\\begin{" in p + g and {gk, pk} <= {"bracket:()", "bracket:[]"}:
         pk = gk  # a column / row vector is its entries in order, in ( ) or [ ]
     if {gk, pk} <= {"list", "set"}:

@@ -36,7 +36,7 @@ _MATH_NAMES |= {"arctan", "left", "right", "text", "begin", "pmatrix", "matrix",
 _TOWER = re.compile(r"\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\^\s*\{?\s*-?\d{5,}")
 # a name set equal to a value: x, a_n, \alpha, f(x), P(A), and named quantities AB, \angle ABC, |AB|
 _NAME_RE = (
-    r"[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z]\s*\([^()=]*\)"
+    r"[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+|[a-zA-Z](?:\^\s*\{\s*-1\s*\}|\^\s*-1)?\s*\([^()=]*\)"
     r"|(?:\\(?:angle|overline|triangle|widehat|arc)\s*\{?\s*)?[A-Z]{2,4}\}?(?:_\{?\w+\}?)?|\|[A-Z]{2,3}\|"
 )
 _NAMES = r"\(\s*[a-zA-Z](?:_\{?\w+\}?)?(?:\s*,\s*[a-zA-Z](?:_\{?\w+\}?)?)+\s*\)"  # (x, y) = (1, 2)

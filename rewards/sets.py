@@ -133,6 +133,11 @@ def iso_intervals(s: str) -> str:
     return _ISO.sub(one, s)
 
 
+def reals(s: str) -> bool:
+    """Is ``s`` the set of all real numbers in words or notation (``all real numbers``, ``\\mathbb{R}``)?"""
+    return bool(_REALS.match(s.strip()))
+
+
 def as_interval_set(s: str) -> str | None:
     r"""The interval or union that a one-variable condition or set notation describes, or None.
 

@@ -778,6 +778,38 @@ CLASS_ROWS = [
     ("word_answers", "math", "Answer: $\\text{The circle}$", "\\text{circle}", T_),
     ("word_answers", "math", "Answer: $\\text{a hyperbola}$", "\\text{parabola}", F_),
     ("word_answers", "math", "Answer: Nobody", "\\text{No}", F_),
+    # a tuple of three or more entries written without its brackets is that tuple, in the order written
+    ("bare_tuple", "math", "Answer: $1, -2, 3$", "(1, -2, 3)", T_),
+    ("bare_tuple", "math", "Answer: $3, -2, 1$", "(1, -2, 3)", F_),
+    ("bare_tuple", "math", "Answer: $1, -2, 4$", "(1, -2, 3)", F_),
+    ("bare_tuple", "math", "Answer: $1 \\text{ or } -2 \\text{ or } 3$", "(1, -2, 3)", F_),
+    ("bare_tuple", "math", "Answer: $2, 4, 6, 8$", "[2, 4, 6, 8]", T_),
+    ("bare_tuple", "math", "Answer: $(3, 1, 2)$", "1, 2, 3", T_),
+    ("bare_tuple", "math", "Answer: $(3, 1, 4)$", "1, 2, 3", F_),
+    ("bare_tuple", "math", "Answer: $1, 2$", "(1, 2)", F_),
+    # a gold of named values, names in order, is the tuple of the values (as a response already is)
+    ("named_gold_tuple", "math", "Answer: $(2, -1)$", "x = 2, y = -1", T_),
+    ("named_gold_tuple", "math", "Answer: $(-1, 2)$", "x = 2, y = -1", F_),
+    ("named_gold_tuple", "math", "Answer: $(1, 0, 3)$", "a = 1, b = 0, c = 3", T_),
+    ("named_gold_tuple", "math", "Answer: $(2, -1)$", "y = 2, x = -1", F_),
+    # one value written twice in the answer is that value
+    ("repeated_value", "math", "Answer: $x = 2$ or $x = 2$", "2", T_),
+    ("repeated_value", "math", "Answer: $x = 2$ or $x = 3$", "2", F_),
+    ("repeated_value", "math", "Answer: $3, 3$", "2", F_),
+    # a set of one element against an answer that is not a set is that element
+    ("singleton_set", "math", "Answer: $\\{(1, 2)\\}$", "(1, 2)", T_),
+    ("singleton_set", "math", "Answer: $(1, 2)$", "\\{(1, 2)\\}", T_),
+    ("singleton_set", "math", "Answer: $\\{5\\}$", "5", T_),
+    ("singleton_set", "math", "Answer: $\\{(2, 1)\\}$", "(1, 2)", F_),
+    ("singleton_set", "math", "Answer: $\\{5, 6\\}$", "5", F_),
+    # "all real numbers" is the set of reals on either side
+    ("reals_words", "math", "Answer: $\\mathbb{R}$", "\\text{all real numbers}", T_),
+    ("reals_words", "math", "Answer: $(-\\infty, \\infty)$", "\\text{all real numbers}", T_),
+    ("reals_words", "math", "Answer: $(0, \\infty)$", "\\text{all real numbers}", F_),
+    # an inverse function's name set equal to its formula
+    ("inverse_name", "math", "Answer: $\\frac{x-1}{2}$", "f^{-1}(x) = \\frac{x-1}{2}", T_),
+    ("inverse_name", "math", "Answer: $f^{-1}(x) = \\frac{x - 1}{2}$", "\\frac{x-1}{2}", T_),
+    ("inverse_name", "math", "Answer: $\\frac{x+1}{2}$", "f^{-1}(x) = \\frac{x-1}{2}", F_),
     # known misses (tests expect the verifier to get these wrong, strictly): see KNOWN_MISSES in the tests
     ("known_miss", "math", "The two parts are \\boxed{3} and \\boxed{4}.", "3, 4", T_),
     ("known_miss", "math", "Adding them up, the total comes to 42.", "42", T_),
