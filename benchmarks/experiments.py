@@ -73,7 +73,7 @@ EXPERIMENTS.add(  # R1-Zero in miniature from other base models: RL seed s from 
         "benchmarks.r1_zero_curves",
         "seeds=[1,2,3,4]",
         "results=pretrain_seeds",
-        "overrides=[local.pretrain.seed=${rlvr.seed}]",
+        "overrides=['local.pretrain.seed=\\${rlvr.seed}']",  # escaped: each run resolves it to its seed
         "jobs=2",
         "claim='RL with the outcome (+ format) reward alone raises held-out accuracy and mean held-out "
         "response length together within one laptop run also from base models pretrained with other "
