@@ -1,7 +1,7 @@
 """Multi-seed target runs of the local engine: recipe x seed -> held-out accuracy start/end, minutes.
 
 Runs ``python -m recipes.run recipe=<r> engine=local scale=<profile> rlvr.seed=<s>
-run_dir=<out>/<code>/<r>-s<s>`` for every pair, at each recipe's own laptop profile
+run_dir=<out>/<code>/<r>-s<s>-<setting>`` (:func:`run_dir_of`) for every pair, at each recipe's own laptop profile
 (``rlvr.laptop_scale``: ``laptop_base`` for recipes that start from a base model in their papers) unless
 ``scale=`` names one for all (``jobs`` at a time; each run uses one torch thread), prints a markdown table
 (``analysis.render``) plus whether each recipe met the target (end >= start + 0.15 for every seed),
@@ -9,16 +9,19 @@ and records every finished run in ``results/<results>/`` (``core.results``; the 
 renders from it with ``make docs``). ``control=true`` adds shuffled-reward runs
 (``local.shuffle_rewards=true``) of the first recipe.
 
-A finished run is reused only when it was made by the same code: run directories live under
-``<out>/<code>/``, where ``<code>`` is a hash of the project's sources and configs
+A finished run is reused only when it was made by the same code and setting: run directories live
+under ``<out>/<code>/``, where ``<code>`` is a hash of the project's sources and configs
 (``core.fingerprint.source_hash``), so a code change runs everything again instead of mixing
-versions in one table. A Hydra app (``conf/command/seed_table.yaml``):
+versions in one table, and each run's folder name ends in a hash of its scale and extra overrides,
+so experiments that share ``out`` (e.g. the R1-Zero curves and the overtime-pay runs) never reuse
+each other's runs. A Hydra app (``conf/command/seed_table.yaml``):
 
     python -m benchmarks.seed_table recipes=[grpo,dapo,drgrpo,cispo,gspo] seeds=[0,1,2,3,4] jobs=2
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -38,12 +41,29 @@ from recipes.compose import compose, laptop_scale
 CODE = ("core", "recipes", "rewards", "data_pipelines", "conf")
 
 
+def run_dir_of(
+    out: Path, recipe: str, seed: int, extra: list[str], tag: str = "", scale: str = "laptop"
+) -> Path:
+    """``<out>/<recipe><tag>-s<seed>-<setting>``: ``<setting>`` hashes the scale and the extra overrides,
+    so a finished run is reused only by a call that would have made the same run (``out`` already holds
+    the code's hash).
+
+    >>> a = run_dir_of(Path("o"), "r1_zero", 1, [])
+    >>> a == run_dir_of(Path("o"), "r1_zero", 1, []), a == run_dir_of(Path("o"), "r1_zero", 1, ["x=1"])
+    (True, False)
+    >>> a.name.startswith("r1_zero-s1-"), a == run_dir_of(Path("o"), "r1_zero", 1, [], scale="laptop_base")
+    (True, False)
+    """
+    setting = hashlib.sha256(json.dumps([scale, [str(x) for x in extra]]).encode()).hexdigest()[:8]
+    return out / f"{recipe}{tag}-s{seed}-{setting}"
+
+
 def run_one(
     recipe: str, seed: int, out: Path, extra: list[str], tag: str = "", scale: str = "laptop"
 ) -> dict:
     """One run at ``scale`` (reused when finished), as its summary plus ``run_dir``; ``error`` when it failed."""
-    run_dir = out / f"{recipe}{tag}-s{seed}"
-    summ = run_dir / "summary.json"
+    run_dir = run_dir_of(out, recipe, seed, extra, tag, scale)
+    log_path, summ = run_dir.with_name(run_dir.name + ".log"), run_dir / "summary.json"
     if not summ.is_file():
         cmd = [
             sys.executable,
@@ -59,13 +79,14 @@ def run_one(
             *extra,
         ]
         t0 = time.time()
-        with open(out / f"{recipe}{tag}-s{seed}.log", "w") as log:
+        with open(log_path, "w") as log:
             rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT)
         if rc != 0 or not summ.is_file():
             return {
                 "recipe": recipe + tag,
                 "seed": seed,
                 "error": f"exit {rc}",
+                "log": str(log_path),
                 "minutes": (time.time() - t0) / 60,
             }
     s = json.loads(summ.read_text())

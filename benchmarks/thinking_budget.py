@@ -61,9 +61,7 @@ def command(a: DictConfig) -> int:
         )
     for i, (seed, r) in enumerate(zip(seeds, runs, strict=True)):
         if "error" in r:
-            print(
-                f"[thinking_budget] seed {seed} failed ({r['error']}); its log: {out}/{a.recipe}-s{seed}.log"
-            )
+            print(f"[thinking_budget] seed {seed} failed ({r['error']}); its log: {r['log']}")
             return 1
         one = load("command", "budget", ["model=placeholder", *[str(x) for x in a.budget]])
         one.model, one.out = r["run_dir"], str(Path(r["run_dir"]) / "budget")
