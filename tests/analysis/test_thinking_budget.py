@@ -141,7 +141,8 @@ def test_shape_finds_rise_plateau_and_fall() -> None:
     assert not flat["rises"] and not flat["falls"]
 
 
-def test_budget_command_writes_the_curve_of_model_and_base(taught, tmp_path: Path) -> None:
+def _taught_parquet(tmp_path: Path) -> Path:
+    """The taught questions as a held-out parquet in veRL's schema."""
     rows = [
         {
             "data_source": "arithmetic",
@@ -153,6 +154,11 @@ def test_budget_command_writes_the_curve_of_model_and_base(taught, tmp_path: Pat
     ]
     data = tmp_path / "test.parquet"
     pq.write_table(pa.Table.from_pylist(rows), data)
+    return data
+
+
+def test_budget_command_writes_the_curve_of_model_and_base(taught, tmp_path: Path) -> None:
+    data = _taught_parquet(tmp_path)
     argv = [f"model={taught[0]}", f"base={taught[1]}", f"data={data}", f"out={tmp_path / 'out'}"]
     assert call(budget.command, "command", "budget", [*argv, "budgets=[0,8,40]", "n=4", "bootstrap=100"]) == 0
     res = json.loads((tmp_path / "out" / "budget.json").read_text())
@@ -169,17 +175,7 @@ def test_doc_renders_the_curve_over_rl_seeds(taught, tmp_path: Path, monkeypatch
     from benchmarks import thinking_budget_doc as doc  # registers a docs section: imported where used
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
-    rows = [
-        {
-            "data_source": "arithmetic",
-            "prompt": [{"role": "user", "content": q}],
-            "reward_model": {"style": "rule", "ground_truth": r.split("<answer>")[1].split("<")[0]},
-            "extra_info": {"k": 2},
-        }
-        for q, r in TAUGHT.items()
-    ]
-    data = tmp_path / "test.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), data)
+    data = _taught_parquet(tmp_path)
     per = {}
     for seed, base in ((3, [f"base={taught[1]}"]), (5, ["base=null"])):
         argv = [f"model={taught[0]}", *base, f"data={data}", f"out={tmp_path / str(seed)}", f"seed={seed}"]
