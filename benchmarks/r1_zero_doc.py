@@ -158,10 +158,14 @@ def pretrain_seeds_base() -> Rendered:
     return base_summary("pretrain_seeds")
 
 
+def _base_models(name: str) -> dict[str, Any] | None:
+    """The ``base_model`` table of an experiment of ``benchmarks.r1_zero_curves`` (None if not run)."""
+    return ((_read(name) or {}).get("tables") or {}).get("base_model")
+
+
 def base_summary(name: str) -> Rendered:
     """One line per base model an experiment used: its build cost and its probe's pass and worked rates."""
-    exp = _read(name)
-    base = (exp or {}).get("tables", {}).get("base_model")
+    base = _base_models(name)
     if not base:
         return _missing(name)
     rows = []
@@ -210,8 +214,7 @@ def overtime_base() -> Rendered:
 
 def base_block(name: str) -> Rendered:
     """The build and probe of each base model an experiment of ``benchmarks.r1_zero_curves`` used."""
-    exp = _read(name)
-    base = (exp or {}).get("tables", {}).get("base_model")
+    base = _base_models(name)
     if not base:
         return _missing(name)
     parts = []

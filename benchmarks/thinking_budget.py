@@ -16,6 +16,7 @@ Does not build the base model itself (the run does, through ``recipes.local.pret
 
 from __future__ import annotations
 
+import copy
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def command(a: DictConfig) -> int:
         if "error" in r:
             print(f"[thinking_budget] seed {seed} failed ({r['error']}); its log: {r['log']}")
             return 1
-        one = load("command", "budget", ["model=placeholder", *[str(x) for x in a.budget]])
+        one = copy.deepcopy(bcfg)
         one.model, one.out = r["run_dir"], str(Path(r["run_dir"]) / "budget")
         if i:  # every seed starts from the same base model: its curve is measured once
             one.base = None
