@@ -16,7 +16,8 @@ ARGS   ?=
 PYTEST_ARGS ?=
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
-        eval budget diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts clean
+        eval budget diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts \
+        gpu-smoke clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -61,7 +62,7 @@ format: setup ## ruff format + autofix
 data: setup ## Write a dataset as veRL parquet: make data DATA=<name> [N=...] [SEED=...] [OUT=dir]
 	$(PY) -m data_pipelines.make_data data=$(DATA) $(if $(N),n=$(N)) $(if $(SEED),seed=$(SEED)) $(if $(OUT),out=$(OUT)) $(if $(DATA_PATH),data_path=$(DATA_PATH)) $(ARGS)
 
-filter: setup ## Offline difficulty filter: make filter DATA=<parquet|name> MODEL=<path> N=16 BAND=0.2,0.8 [OUT=dir]
+filter: setup ## Offline difficulty filter: make filter DATA=<parquet|name> MODEL=<path|laptop_base> N=16 BAND=0.2,0.8 [OUT=dir]
 	$(PY) -m data_pipelines.filter data=$(DATA) model=$(MODEL) $(if $(N),n=$(N)) $(if $(BAND),band=[$(BAND)]) $(if $(OUT),out=$(OUT)) $(ARGS)
 
 bench-rewards: setup ## Verifier benchmark: FN/FP rates and latency vs math-verify and veRL scorers
@@ -86,6 +87,9 @@ report: setup ## Comparison report: make report RUNS="<dir> <dir>" | SWEEP=<mult
 preflight: setup ## Pre-flight checks of a recipe: make preflight RECIPE=<name> [ENGINE=verl] [ARGS="gpu_memory_gb=80 ..."]
 	@# python -m recipes.preflight exits 0 pass, 1 warnings, 2 fail; make fails only on 2
 	$(PY) -m recipes.preflight recipe=$(RECIPE) $(if $(ENGINE),engine=$(ENGINE)) $(if $(RUN_DIR),run_dir=$(RUN_DIR)) $(ARGS) || [ $$? -eq 1 ]
+
+gpu-smoke: setup ## veRL's own main_ppo (Ray, FSDP, vLLM) 2 steps per loss family on 1 CUDA GPU, tiny model: make gpu-smoke [ARGS="--families dapo,gspo"]
+	$(PY) -m recipes.gpu_smoke $(ARGS)
 
 bench-preflight: setup ## Time each pre-flight check on a generated 100k-row dataset -> results/preflight/
 	$(PY) -m benchmarks.bench_preflight $(ARGS)

@@ -10,6 +10,11 @@ A size written as a relation to another follows it when a scale profile changes 
   ``critic`` (batch / mini-batch x epochs), read from the config root.
 - ``${rlvr.sqrt_div:x,k}`` = x / sqrt(k): a learning rate for k updates per rollout from the one
   calibrated for a single update (the laptop profile's lr).
+- ``${rlvr.token_budget:prompt,response,sp}`` = ceil((prompt + response) / sp): the smallest
+  dynamic-batch token budget per GPU (``*_max_token_len_per_gpu``) veRL accepts for sequences of
+  ``prompt + response`` tokens under Ulysses sequence parallelism ``sp`` (veRL multiplies the budget
+  by ``sp`` and asserts it holds the longest sequence: ``utils/seqlen_balancing.py``); the GPU
+  profiles derive every budget with it, so a budget follows the recipe's lengths.
 
 Resolved configs (``config.yaml``, veRL's ``verl_config.yaml``) hold the plain numbers. Does not:
 compose or validate anything.
@@ -87,8 +92,35 @@ def sqrt_div(x: float, k: int) -> float:
     return float(x) / math.sqrt(k)
 
 
+def token_budget(prompt: int, response: int, sp: int = 1, _node_: Any = None) -> int:
+    """``${rlvr.token_budget:prompt,response,sp}`` = ceil((prompt + response) / sp) tokens per GPU.
+
+    One full-length sequence per Ulysses group per micro-batch: veRL packs a micro-batch of up to
+    budget x sp tokens and splits it over the sp ranks, so each GPU holds at most the budget.
+
+    >>> token_budget(2048, 20480)
+    22528
+    >>> token_budget(2048, 20480, 8)
+    2816
+    """
+    _whole("rlvr.token_budget", (prompt, response, sp), _node_)
+    if prompt < 0 or response <= 0 or sp <= 0:
+        raise ValueError(
+            f"{_expr('rlvr.token_budget', (prompt, response, sp), _node_)}: lengths must be >= 0 (response > 0) "
+            "and the sequence-parallel size >= 1 (fix: data.max_prompt_length, data.max_response_length, "
+            "ulysses_sequence_parallel_size)"
+        )
+    return -(-(prompt + response) // sp)
+
+
 #: The project's OmegaConf resolvers (registered on import of this module).
-RESOLVERS = {"rlvr.mul": mul, "rlvr.div": div, "rlvr.updates": updates, "rlvr.sqrt_div": sqrt_div}
+RESOLVERS = {
+    "rlvr.mul": mul,
+    "rlvr.div": div,
+    "rlvr.updates": updates,
+    "rlvr.sqrt_div": sqrt_div,
+    "rlvr.token_budget": token_budget,
+}
 
 
 def register_resolvers() -> None:

@@ -6,6 +6,8 @@ given; keys that are not pre-flight's own are the recipe's), validated by the on
 layer, and on the local engine its generated data files are written as the run would write them.
 Then :func:`recipes.preflight.preflight` runs the checks, prints the findings and writes
 ``preflight.json`` into the run directory. Exit codes: 0 pass, 1 pass with warnings, 2 fail.
+``checks=[..., verl_engine]`` (opt-in) then rehearses one update of the run's own checkpoint on
+veRL's engine, on CPU (:mod:`recipes.preflight.verl_engine`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,22 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from core.cli import hydra_main, require, route_argv
-from recipes.preflight import preflight
+from recipes.preflight import CHECKS, preflight
+from recipes.preflight.context import Context
 from recipes.preflight.report import Report
 from recipes.run import default_run_dir, prepare_config
 from recipes.validate import ConfigError, validate
+
+
+def _verl_engine(ctx: Context) -> dict[str, float]:
+    """``checks=[..., verl_engine]`` (opt-in): the rehearsal on veRL's own engine, on CPU, with the run's
+    checkpoint (:mod:`recipes.preflight.verl_check`)."""
+    from recipes.preflight.verl_check import check_verl_engine  # torch + veRL (~10 s): only when asked for
+
+    return check_verl_engine(ctx)
+
+
+CHECKS.add("verl_engine", _verl_engine)
 
 
 def _log(msg: str) -> None:
@@ -58,6 +72,10 @@ def command(args: DictConfig) -> int:
 
         ensure_task_files(cfg)
     report = preflight(cfg, engine, args, run_dir)
+    if "verl_engine" in args.checks:  # opt-in, after the other checks (it trains the checkpoint once)
+        with report.timed("verl_engine") as rec:
+            rec.update(_verl_engine(Context(cfg=cfg, engine=engine, settings=args, report=report)))
+        report.write(run_dir / "preflight.json")
     print(report.format())
     _log(f"[preflight] report: {run_dir / 'preflight.json'}")
     return report.exit_code
