@@ -14,6 +14,7 @@ metrics (no multiple-comparison correction): read the intervals, not stars.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from analysis.checks_curves import length_by_correctness
 from analysis.metrics import hedges_g, t_ci, welch_diff_ci
 from analysis.panels import panels_for
 from analysis.render import Document, Section, Table, fmt
-from analysis.wandb_report import publish_report
+from analysis.wandb_report import check_publish, publish_report
 from core.cli import hydra_main
 from core.runs import Run, find_runs, group_runs
 
@@ -143,9 +144,7 @@ def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
         runs += find_runs(str(cfg.sweep))
     if not runs:
         raise FileNotFoundError("report: no run directories found (runs=[...] or sweep=<dir>)")
-    out = (
-        Path(str(cfg.out)) if cfg.out else (Path(str(cfg.sweep)) / "report" if cfg.sweep else Path("report"))
-    )
+    out = Path(str(cfg.out)) if cfg.out else default_out(cfg)
     axes, arms = group_runs(runs)
     labels = list(arms)
     base = str(cfg.baseline) if cfg.baseline else labels[0]
@@ -175,8 +174,26 @@ def run(cfg: DictConfig) -> tuple[Document, dict[str, Path]]:
     return doc, files
 
 
+def default_out(cfg: DictConfig) -> Path:
+    """Where a report goes without ``out=``: ``<sweep>/report``, or for ``runs=[...]``
+    ``reports/runs-<hash of the run paths>`` (git-ignored; the same runs give the same folder)."""
+    if cfg.sweep:
+        return Path(str(cfg.sweep)) / "report"
+    paths = sorted(str(Path(str(d)).resolve()) for d in cfg.runs or [])
+    return Path("reports") / f"runs-{hashlib.sha256(chr(10).join(paths).encode()).hexdigest()[:8]}"
+
+
 def command(cfg: DictConfig) -> int:
     """Build the report and print where it went."""
+    check_publish(cfg)  # PUBLISH=wandb without its key stops before anything is written
+    for key, given in [
+        *(("runs", d) for d in cfg.runs or []),
+        *([("sweep", cfg.sweep)] if cfg.sweep else []),
+    ]:
+        if not Path(str(given)).is_dir():
+            raise FileNotFoundError(
+                f"[{key}] {given}: no such directory; fix: give a run directory (runs/<recipe>/...) or a sweep's multirun/<name>-<time>"
+            )
     if not cfg.runs and not cfg.sweep:
         raise SystemExit("analysis.report: give runs=[<dir>,...] or sweep=<multirun dir> (try --help)")
     doc, files = run(cfg)

@@ -8,7 +8,9 @@
   needs no API key and writes under ``<dir>/wandb`` (``wandb sync`` uploads it later).
 - ``build_report(...)``: a ``wandb_workspaces`` Report (one line plot per logged panel metric,
   grouped by the swept axes, mean with min-max band). Building touches no network;
-  ``publish_report`` then saves it (needs network and an API key: ``PUBLISH=wandb``).
+  ``publish_report`` then saves it (needs network and an API key: ``PUBLISH=wandb``); a Report
+  exists only on the server, so without ``WANDB_API_KEY`` ``check_publish`` refuses in one line
+  before anything is written.
 It does not download anything from W&B.
 """
 
@@ -22,7 +24,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from analysis.panels import PANEL_ORDER, PANELS
-from core.cli import hydra_main
+from core.cli import UsageError, hydra_main
 from core.runs import Run, find_runs, group_runs
 
 
@@ -147,10 +149,26 @@ def build_report(
     )
 
 
+class PublishKeyMissing(UsageError, RuntimeError):
+    """``PUBLISH=wandb`` without ``WANDB_API_KEY`` (a user's mistake: one ``error:`` line)."""
+
+
+def check_publish(cfg: DictConfig) -> None:
+    """Refuse ``publish=wandb`` (``PUBLISH=wandb``) without ``WANDB_API_KEY``, before anything is written.
+
+    A W&B Report lives on the W&B server: there is no offline Report to write (offline W&B is for
+    runs: ``log_run``, ``logger=wandb``), so the honest answer is the variable to set.
+    """
+    if str(cfg.get("publish")).lower() == "wandb" and not os.environ.get("WANDB_API_KEY"):
+        raise PublishKeyMissing(
+            "PUBLISH=wandb saves a W&B Report on wandb.ai and needs WANDB_API_KEY; fix: export WANDB_API_KEY=<key> "
+            "(https://wandb.ai/authorize), or leave PUBLISH unset for the HTML/Markdown report alone"
+        )
+
+
 def publish_report(runs: list[Run], axes: list[str], cfg: DictConfig) -> str:
     """Build and save the W&B Report; returns its URL. Needs ``WANDB_API_KEY`` and network."""
-    if not os.environ.get("WANDB_API_KEY"):
-        raise RuntimeError("PUBLISH=wandb needs WANDB_API_KEY (the HTML/Markdown report was written)")
+    check_publish(cfg)
     project = cfg.wandb_project or DEFAULT_PROJECT
     entity = cfg.wandb_entity or os.environ.get("WANDB_ENTITY", "")
     group = Path(str(cfg.sweep)).resolve().name if cfg.sweep else None
@@ -163,7 +181,7 @@ def command(cfg: DictConfig) -> int:
     """Replay runs into W&B, grouped and tagged; print one line per run."""
     runs = [r for d in list(cfg.runs or []) + ([cfg.sweep] if cfg.sweep else []) for r in find_runs(str(d))]
     if not runs:
-        raise SystemExit("analysis.wandb_report: give runs=[<dir>,...] or sweep=<multirun dir> (try --help)")
+        raise UsageError("analysis.wandb_report: give runs=[<dir>,...] or sweep=<multirun dir> (try --help)")
     axes, _ = group_runs(runs)
     group = Path(str(cfg.sweep)).resolve().name if cfg.sweep else None  # one sweep = one W&B group
     for r in runs:

@@ -4,10 +4,17 @@
 function (``core.runs``), Hydra composition of ``conf/`` (``core.compose``), the command-line
 helpers (``core.cli``) and :func:`versions`.
 
+Importing ``core`` runs :func:`core.env.setup` once: library caches default to the run cache
+(``$RLVR_CACHE``), never ``~``, and veRL's CPU warnings are filtered. Every entry point imports
+``core`` before veRL, ``datasets``, ``wandb`` or matplotlib.
+
 Arrows point down: ``analysis -> data_pipelines -> rewards -> core`` (``recipes`` may use all);
 ``core`` imports none of the project's other packages (``tests/test_architecture.py`` checks it).
 """
 
+from core import env
 from core.versions import versions
+
+env.setup()
 
 __all__ = ["versions"]

@@ -1,4 +1,9 @@
-"""``python -m data_pipelines.filter data=<parquet|name> model=<path> n=16 band=[0.2,0.8]``.
+"""``python -m data_pipelines.filter data=<parquet|name> model=<path|laptop_base|laptop> n=16 band=[0.2,0.8]``.
+
+``data=<name>`` reads ``data/<name>/train.parquet`` (``make data``), else generates ``rows`` prompts
+of the task ``<name>`` into the run cache with the laptop engine's parameters for it.
+``model=laptop_base`` (``laptop``) is the laptop base (cold-start) model a first local run builds in
+the run cache.
 
 The offline difficulty filter (Seed-Thinking, Open-Reasoner-Zero, Phi-4 reasoning, MiMo…):
 sample ``n`` answers per prompt with the starting model, score them with
@@ -23,19 +28,21 @@ import hashlib
 import json
 import random
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import hydra
 import pyarrow as pa
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 from tqdm import tqdm
 
 import rewards
+from core.cli import hydra_main
 from core.data import read_rows, sha256_file
 from core.sampling import grade
 from data_pipelines import rejection
+from data_pipelines.filter_inputs import resolve_data, resolve_model
 from data_pipelines.generation import Generator, SamplingParams, cache_key, check_model_path, make_generator
 from data_pipelines.io import atomic_write_table, check_loads_in_verl, write_rows
 from data_pipelines.report import histogram_counts, plot_histogram
@@ -58,22 +65,6 @@ def check_band(band: Any) -> tuple[float, float]:
             f"[filter] band=[{lo}, {hi}] is inverted: lower bound > upper bound (fix: band=[{hi},{lo}])"
         )
     return lo, hi
-
-
-def resolve_data(data: str) -> Path:
-    """A parquet path, or ``data/<name>/train.parquet`` for a dataset name."""
-    p = Path(str(data)).expanduser()
-    if p.suffix == ".parquet" or p.is_file():
-        if not p.is_file():
-            raise FileNotFoundError(f"[filter] data={data}: no such file")
-        return p
-    guess = REPO / "data" / str(data) / "train.parquet"
-    if not guess.is_file():
-        raise FileNotFoundError(
-            f"[filter] data={data}: not a file and {guess} does not exist "
-            f"(fix: `make data DATA={data}` first, or pass a parquet path)"
-        )
-    return guess
 
 
 def verifier_version() -> str:
@@ -278,9 +269,14 @@ def run(
     n = int(cfg.n)
     if n < 1:
         raise ValueError(f"[filter] n={n}: need at least one sample per prompt")
-    data = resolve_data(cfg.data)
+    rows_n = int(cfg.get("rows") or 256)
+    resolve_data(cfg.data, rows_n, generate=False)  # every input checked before any work
     if generator is None:
-        check_model_path(cfg.model)
+        model = resolve_model(cfg.model)
+        check_model_path(model)
+        with open_dict(cfg):
+            cfg.model = model
+    data = resolve_data(cfg.data, rows_n)
     params = SamplingParams(**OmegaConf.to_container(cfg.sampling, resolve=True))
     out = Path(cfg.out) if cfg.out else data.parent / f"filter_{data.stem}"
     rows = read_rows(data)
@@ -326,20 +322,37 @@ def run(
         "timings": {**timings, "total_s": time.perf_counter() - t_start},
     }
     if not keep:
-        summary["warning"] = f"no prompt has a pass rate in {list(band)}: see {hist_path}"
+        summary["warning"] = f"no prompt has a pass rate in {list(band)}: see {hist_path}" + _why(samples)
         print(f"[filter] WARNING: {summary['warning']}")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    written = [str(f["path"]) for f in files.values() if f.get("path")] + [str(hist_path)]
     print(
         f"[filter] {total} prompts × {n} samples; mean pass rate {summary['pass_rate']['mean']:.3f}; "
-        f"{len(keep)} in band {list(band)} -> {out}/filtered.parquet (+ control, sft, histogram)"
+        f"{len(keep)} in band {list(band)}; wrote {', '.join(written)}, {out / 'summary.json'}"
     )
     return summary
 
 
-@hydra.main(config_path="../conf/datagen", config_name="filter", version_base="1.3")
-def main(cfg: DictConfig) -> None:
-    """Hydra entrypoint; see ``conf/datagen/filter.yaml``."""
+def _why(samples: pa.Table) -> str:
+    """The most common reason the verifier refused a sample, as a hint (empty when none was refused)."""
+    cols = samples.select(["acc", "reason"]).to_pydict()
+    reasons = Counter(r for a, r in zip(cols["acc"], cols["reason"], strict=True) if not a and r)
+    if not reasons:
+        return ""
+    reason, count = reasons.most_common(1)[0]
+    return (
+        f"; {count} of {samples.num_rows} samples were refused with {reason!r}: does the model answer in "
+        "this task's format? (the laptop base model is pretrained on chain sums: data=chain_sum model=laptop_base)"
+    )
+
+
+def command(cfg: DictConfig) -> int:
+    """The command; see ``conf/datagen/filter.yaml``. An expected error is one ``error:`` line."""
     run(cfg)
+    return 0
+
+
+main = hydra_main("datagen", "filter", command)
 
 
 if __name__ == "__main__":

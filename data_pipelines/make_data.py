@@ -21,9 +21,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from core.cli import hydra_main
 from core.model import build_tokenizer
 from data_pipelines import clean
 from data_pipelines.hub import ADAPTERS, HubSpec, convert_rows, read_hub, read_local
@@ -223,10 +223,13 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     return manifest
 
 
-@hydra.main(config_path="../conf/datagen", config_name="make_data", version_base="1.3")
-def main(cfg: DictConfig) -> None:
-    """Hydra entrypoint; see ``conf/datagen/make_data.yaml``."""
+def command(cfg: DictConfig) -> int:
+    """The command; see ``conf/datagen/make_data.yaml``. An expected error is one ``error:`` line."""
     run(cfg)
+    return 0
+
+
+main = hydra_main("datagen", "make_data", command)
 
 
 if __name__ == "__main__":

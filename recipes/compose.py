@@ -1,7 +1,7 @@
 """The recipes' view of composition: :func:`core.compose.compose` and a diff of two configs.
 
-``compose``/``options``/``CONF_DIR`` are :mod:`core.compose`'s (re-exported here, the recipes'
-entry point); :func:`flatten` and :func:`diff` show exactly what a scale profile changed (printed
+``options``/``CONF_DIR`` are :mod:`core.compose`'s (re-exported here, the recipes' entry point),
+:func:`compose` is its ``compose`` with the recipes' rule for suggesting ``+key``; :func:`flatten` and :func:`diff` show exactly what a scale profile changed (printed
 at launch and recorded in ``run.json``); :func:`laptop_scale` names the scale profile a recipe runs
 at on the local engine when none is given. Does not: validate (``recipes.validate``) or launch.
 """
@@ -12,9 +12,17 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from core.compose import CONF_DIR, check_choice, compose, options
+from core.compose import CONF_DIR, check_choice, options
+from core.compose import compose as _compose
+from recipes.schema import accepts_extra
 
 __all__ = ["CONF_DIR", "check_choice", "compose", "options", "flatten", "diff", "laptop_scale"]
+
+
+def compose(overrides: Any = (), hydra: bool = False) -> DictConfig:
+    """:func:`core.compose.compose` of the recipes: an unknown key's did-you-mean suggests ``+key``
+    only where the whole stack accepts an extra key (:func:`recipes.schema.accepts_extra`)."""
+    return _compose(overrides, hydra, may_add=accepts_extra)
 
 
 def flatten(cfg: Any, prefix: str = "", resolve: bool = True) -> dict[str, Any]:

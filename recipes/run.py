@@ -22,7 +22,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from core import locks
-from recipes.compose import check_choice, compose, diff, laptop_scale, options
+from recipes.compose import compose, diff, laptop_scale, options
 from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, require_gpus, verl_config
 from recipes.manifest import write_manifest
 from recipes.validate import ConfigError, validate
@@ -82,8 +82,11 @@ def _multirun_dir() -> Path | None:
     return None
 
 
-def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], list[str]]:
-    """Compose + pick the engine + apply the scale profile; returns (cfg, engine, scale_changes, overrides)."""
+def prepare_config(
+    overrides: list[str], changes: bool = True
+) -> tuple[DictConfig, str, list[tuple], list[str]]:
+    """Compose + pick the engine + apply the scale profile; returns (cfg, engine, scale_changes, overrides)
+    (``changes=False``: the scale's changes are not listed, one composition fewer)."""
     # `local.*` knobs may name sections only a scale profile fills (local.task with scale=laptop): they are
     # force-added (``++``) and left out of the first composition, which only decides the engine. A typo
     # cannot slip through: validate() checks `local` against its schema and names unknown keys.
@@ -109,11 +112,11 @@ def prepare_config(overrides: list[str]) -> tuple[DictConfig, str, list[tuple], 
         )
         overrides = [*overrides, f"scale={laptop}"]
     cfg = compose(overrides)
-    changes: list[tuple] = []
-    if cfg.rlvr.scale is not None:
+    scale_changes: list[tuple] = []
+    if changes and cfg.rlvr.scale is not None:
         published = compose([o for o in overrides if _key(o) != "scale"])
-        changes = diff(published, cfg)
-    return cfg, engine, changes, overrides
+        scale_changes = diff(published, cfg)
+    return cfg, engine, scale_changes, overrides
 
 
 def _resolved(cfg: DictConfig, key: str, written: object) -> str:
@@ -127,11 +130,11 @@ def _resolved(cfg: DictConfig, key: str, written: object) -> str:
 def run(overrides: list[str]) -> int:
     """Compose, validate, record and launch one run; returns a process exit code."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never block on the hub while validating
+    typed = list(overrides)  # as the user typed them: their problems are listed first
     try:
         cfg, engine, changes, overrides = prepare_config(overrides)
     except ValueError as e:
-        log(f"error: {e}")
-        return 2
+        return _refused(str(e))
     run_dir = (
         Path(cfg.run_dir) if cfg.run_dir else (_multirun_dir() or default_run_dir(cfg, overrides, engine))
     )
@@ -146,21 +149,41 @@ def run(overrides: list[str]) -> int:
         for key, before, after in changes:
             log(f"    {key}: {before} -> {_resolved(cfg, key, after)}")
     try:
-        validate(cfg, engine)
-        if engine == "local" and not cfg.dry_run and (err := _local_model_error(overrides)):
-            raise ValueError(err)
+        check(cfg, engine, overrides, typed)
+        if engine == "local" and not cfg.dry_run:
+            from recipes.local.data import ensure_task_files  # the task generators: local runs only
+
+            ensure_task_files(cfg)  # before run.json hashes the data; a user's missing path stops here
         if engine == "verl" and not cfg.dry_run:
             require_gpus()
     except (ConfigError, ValueError, EngineUnavailable) as e:
-        log(f"error: {e}\nnothing was launched.")
-        return 2
+        return _refused(str(e))
     try:  # one writer per run folder: a second local run into it stops here, before writing
         guard = nullcontext() if engine == "verl" or cfg.dry_run else locks.hold(run_dir, "run folder", _FIX)
         with guard:
             return _launch(cfg, run_dir, engine, overrides, changes)
     except locks.FolderBusy as e:
-        log(f"error: {e}\nnothing was launched.")
-        return 2
+        return _refused(str(e))
+
+
+def check(cfg: DictConfig, engine: str, overrides: list[str], typed: list[str]) -> None:
+    """What refuses a composed run before anything is written (``ConfigError``/``ValueError``):
+    :func:`recipes.validate.validate` (the ``typed`` overrides' problems first) and, on the local
+    engine, a given model path that is no checkpoint. ``recipes.sweep`` checks every arm with it."""
+    validate(cfg, engine, typed)
+    if engine == "local" and not cfg.dry_run and (err := _local_model_error(overrides)):
+        raise ValueError(err)
+
+
+def _refused(message: str) -> int:
+    """Log a refusal (``error: ...``; nothing was launched) and return exit code 2. An arm of a
+    multirun also leaves the line in ``<its dir>/error.txt``, which ``recipes.sweep`` reports."""
+    log(f"error: {message}\nnothing was launched.")
+    if (job := _multirun_dir()) is not None:
+        arm = " ".join(o for o in HydraConfig.get().overrides.task if not _key(o).startswith("sweep"))
+        job.mkdir(parents=True, exist_ok=True)
+        (job / "error.txt").write_text(f"{message.splitlines()[0]}\narm: {arm}\n")
+    return 2
 
 
 _FIX = "give this run its own run_dir=<folder>"
@@ -242,7 +265,8 @@ def _format_summary(s: dict) -> str:
 @hydra.main(config_path="../conf", config_name="config", version_base=None)
 def main(cfg: DictConfig) -> None:
     overrides = list(HydraConfig.get().overrides.task)
-    if not any(_key(o) == "recipe" for o in overrides):
+    # the recipe Hydra picked: a sweep file (sweep=kl_coef) picks its own without recipe=...
+    if HydraConfig.get().runtime.choices.get("recipe") in (None, "null"):
         log(
             f"note: no recipe=... given; composing the bare defaults. Recipes: {', '.join(options('recipe'))}"
         )
@@ -251,15 +275,24 @@ def main(cfg: DictConfig) -> None:
         sys.exit(code)
 
 
-if __name__ == "__main__":
-    # Friendly error for an unknown recipe before Hydra's generic "Could not find" message.
+def precheck(argv: list[str]) -> str | None:
+    """The one-line error for overrides that do not compose (an unknown key with did-you-mean, an
+    unknown option of a group, a malformed override), before Hydra prints its own; None if they
+    compose. Hydra's flags (``--help``, ``-m``) and ``hydra.*`` keys are left to Hydra."""
+    if any(a.startswith("-") for a in argv):
+        return None
     try:
-        for group in ("recipe", "scale"):
-            check_choice(sys.argv[1:], group)
+        compose([a for a in argv if not _key(a).startswith(("hydra.", "hydra/"))])
     except ValueError as err:
-        log(f"error: {err}")
-        sys.exit(2)
+        return str(err)
+    return None
+
+
+if __name__ == "__main__":
     # `local.task.*` exists only once the laptop profile is chosen, which happens after Hydra composes:
     # force-add local.* knobs (validate() rejects unknown ones by name) so `local.task.train_n=64` works.
     sys.argv = [f"++{a}" if a.startswith("local.") else a for a in sys.argv]
+    if (problem := precheck(sys.argv[1:])) is not None:
+        log(f"error: {problem}\nnothing was launched.")
+        sys.exit(2)
     main()

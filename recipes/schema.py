@@ -18,6 +18,7 @@ annotations that cannot be parsed are skipped, not guessed.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib
 import types
 import typing
@@ -238,6 +239,85 @@ def type_errors(cfg: DictConfig, prefix: str = "") -> list[str]:
         elif key in hints and value is not None and not _ok(value, hints[key]):
             errors.append(f"[{full}] expected {_name(hints[key])}, got {value!r} ({type(value).__name__})")
     return errors
+
+
+#: The sections veRL turns into its dataclasses (``omega_conf_to_dataclass``, recursively): a key that
+#: is no field of the node's ``_target_`` there is a ``TypeError`` at launch. Other ``_target_`` nodes
+#: (the reference, the reward, the profiler) are read as mappings and take extra keys.
+INSTANTIATED = ("algorithm", "actor_rollout_ref.actor", "actor_rollout_ref.rollout", "critic")
+
+
+def _fields_of(node: Any) -> list[str] | None:
+    """Field names of the dataclass a node's ``_target_`` names; None when it names none."""
+    cls = _load(str(node.get("_target_"))) if isinstance(node, DictConfig) and "_target_" in node else None
+    return None if cls is None else [f.name for f in dataclasses.fields(cls)]
+
+
+def _strict(full: str) -> bool:
+    return any(full == r or full.startswith(r + ".") for r in INSTANTIATED)
+
+
+def unknown_field_errors(cfg: DictConfig, prefix: str = "") -> list[str]:
+    """``[full.key] unknown key ...; did you mean ...; fix: ...`` for every key veRL would refuse with
+    a ``TypeError`` (no field of its section's dataclass, in a section veRL instantiates), e.g. one
+    added with ``+``: ``+actor_rollout_ref.actor.clip_ratio_hgh=0.3``."""
+    errors: list[str] = []
+    fields = _fields_of(cfg) if _strict(prefix) else None
+    for key in cfg.keys():
+        full = f"{prefix}.{key}" if prefix else str(key)
+        if fields is not None and key != "_target_" and key not in fields:
+            cls = str(cfg.get("_target_")).rpartition(".")[2]
+            hits = difflib.get_close_matches(str(key), fields, 1, cutoff=0.75)
+            value = cfg._get_node(key)._value()
+            hint = (
+                f"; did you mean {prefix}.{hits[0]}? fix: {prefix}.{hits[0]}={value}"
+                if hits
+                else (
+                    f"; fix: remove it (its fields: {', '.join(sorted(f for f in fields if f != '_target_'))})"
+                )
+            )
+            errors.append(
+                f"[{full}] unknown key: veRL's {cls} has no field {key!r} and would refuse it{hint}"
+            )
+            continue
+        child = cfg._get_node(key)
+        if isinstance(child, DictConfig) and not child._is_missing() and not child._is_none():
+            errors.extend(unknown_field_errors(child, full))
+    return errors
+
+
+def _schema_type(key: str) -> Any:
+    """The annotation of a project key (``rlvr.*``, ``local.*``) from :data:`SCHEMAS`, else None."""
+    head, _, rest = key.partition(".")
+    tp: Any = SCHEMAS.get(head)
+    for part in rest.split(".") if rest else []:
+        cls = _dataclass_of(tp)
+        if cls is None:
+            return dict if (tp is dict or typing.get_origin(tp) is dict) else None
+        tp = typing.get_type_hints(cls).get(part)
+        if tp is None:
+            return None
+    return tp
+
+
+def accepts_extra(cfg: DictConfig, key: str) -> bool:
+    """Whether ``+key=...`` would be accepted by the whole stack: its section exists and is a free
+    mapping (no project schema dataclass, and no veRL dataclass veRL instantiates).
+
+    >>> from omegaconf import OmegaConf
+    >>> accepts_extra(OmegaConf.create({"rlvr": {"sources": {}}}), "rlvr.sources.x")
+    True
+    >>> accepts_extra(OmegaConf.create({"rlvr": {"sources": {}}}), "rlvr.sourcez")
+    False
+    """
+    parent = key.rpartition(".")[0]
+    if not parent or not isinstance(OmegaConf.select(cfg, parent, default=None), DictConfig):
+        return False
+    if parent.split(".")[0] in SCHEMAS:
+        tp = _schema_type(parent)
+        return tp is not None and _dataclass_of(tp) is None
+    node = OmegaConf.select(cfg, parent)
+    return not (_strict(parent) and _fields_of(node) is not None)
 
 
 def project_errors(cfg: DictConfig) -> list[str]:

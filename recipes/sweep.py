@@ -14,7 +14,10 @@ through submitit or ``launcher=ray_cluster`` through hydra-ray-launcher) into
 ``multirun/<name>-<time>/``, record the wall time in ``sweep.json`` there, record the finished runs
 in ``results/sweep-<name>/`` (``analysis.ablations.record_sweep``), regenerate the docs' sweep blocks
 from ``results/`` (``refresh_docs``: docs/ablations.md and README's overview, as ``make docs`` does), and
-finish with ``python -m analysis.report sweep=<dir>``. ``plan=true`` prints the arms only.
+finish with ``python -m analysis.report sweep=<dir>``. Before it prints the plan, every arm is composed
+and validated as ``recipes.run`` will (``check_arms``): an arm that would be refused stops the sweep
+before anything is created. ``plan=true`` prints the arms only. A failed multirun says which job
+failed and why, and offers ``resume=`` only when some run finished (``failure``).
 
 ``rlvr.sweep.cold_start: default`` (laptop scale only): the sweep trains on its own task (e.g. mixed
 2/3/4-digit sums) but starts every arm of seed ``s`` from the *default-task* cold-start checkpoint of
@@ -29,6 +32,8 @@ Does not: decide what a sweep contains (the YAML does) or compute statistics (``
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
 import multiprocessing as mp
@@ -45,6 +50,7 @@ from analysis import ablations_doc  # noqa: F401  (registers the sweep blocks re
 from analysis.ablations import experiment_name, record_sweep
 from analysis.docgen import REPO, SECTIONS, generate
 from core.cli import hydra_main, route_argv
+from core.compose import context as compose_context
 from core.sweeps import load as sweep_spec
 from recipes.compose import check_choice, compose, laptop_scale
 
@@ -52,8 +58,9 @@ from recipes.compose import check_choice, compose, laptop_scale
 def sweep_params(name: str, extra: list[str] = ()) -> dict[str, list[str]]:
     """``{override key: [values]}`` of a sweep, e.g. ``{"kl": ["none", "k3_0.01"], "rlvr.seed": [...]}``."""
     check_choice([f"sweep={name}"], "sweep")
-    # the lists live in the sweep file; only hydra.* overrides can change them
-    own = [o for o in extra if _key(o).startswith("hydra.") and "," not in o.split("=", 1)[-1]]
+    # the lists live in the sweep file; only hydra.sweeper.* overrides can change them (hydra.launcher.*
+    # is the multirun's, composed with its launcher there)
+    own = [o for o in extra if _key(o).startswith("hydra.sweeper.") and "," not in o.split("=", 1)[-1]]
     cfg = compose([f"sweep={name}", *own], hydra=True)
     params = OmegaConf.to_container(cfg.hydra.sweeper.params)
     out = {k: [v.strip() for v in str(vals).split(",")] for k, vals in params.items()}
@@ -174,13 +181,45 @@ def _write_record(out: Path, record: dict) -> None:
 
 
 def _plan(name: str, args: DictConfig, extra: list[str]) -> tuple[Path, list[str], dict, list[list[str]]]:
-    """(sweep directory, overrides, previous record, arms); ``ValueError`` for a bad sweep or resume."""
+    """(sweep directory, overrides, previous record, arms); ``ValueError`` for a bad sweep or resume,
+    or for an arm that would be refused (:func:`check_arms`)."""
     prev: dict = {}
     if args.resume:
         out, extra, prev = _resume_dir(name, str(args.resume), extra)
     else:
         out = Path("multirun") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    return out, extra, prev, arms(name, extra)
+    plan = arms(name, extra)
+    check_arms(name, extra, plan)
+    return out, extra, prev, plan
+
+
+def arm_overrides(name: str, extra: list[str], arm: list[str]) -> list[str]:
+    """The overrides ``recipes.run`` receives for one arm of the multirun (``hydra.*`` are Hydra's)."""
+    swept = {_key(o) for o in arm}
+    fixed = [o for o in extra if _key(o) not in swept and not _key(o).startswith(("hydra.", "hydra/"))]
+    return [f"sweep={name}", *fixed, *arm]
+
+
+def check_arms(name: str, extra: list[str], plan: list[list[str]]) -> None:
+    """Compose and validate every arm exactly as ``recipes.run`` will (engine, scale profile,
+    :func:`recipes.run.check`) before anything is created; the first refused arm raises a
+    one-line ``ValueError`` naming the arm, the problem and the fix."""
+    from recipes.run import check, prepare_config  # the run's validation stack (veRL): not for --help
+
+    with compose_context():  # one Hydra context for every composition (~0.3 s each)
+        for arm in plan:
+            overrides = arm_overrides(name, extra, arm)
+            try:
+                with contextlib.redirect_stderr(io.StringIO()):  # the run's "[scale] ..." notes, per arm
+                    cfg, engine, _, used = prepare_config(overrides, changes=False)
+                    check(cfg, engine, used, overrides)
+            except ValueError as e:
+                first, *more = str(e).splitlines()
+                also = f" (+{len(more)} more lines: run it alone to see them)" if more else ""
+                raise ValueError(
+                    f"arm {' '.join(arm)} would be refused: {first.removeprefix('invalid config: ')}{also}; "
+                    "nothing was started or created"
+                ) from None
 
 
 def command(args: DictConfig) -> int:
@@ -242,11 +281,7 @@ def _launch(
     record["wall_minutes"] = round(record["wall_minutes"] + (time.time() - t0) / 60, 2)
     _write_record(out, record)
     if code:
-        print(
-            f"error: the sweep exited with {code}; finished arms are in {out} "
-            f"(continue with: python -m recipes.sweep sweep={name} resume={out})",
-            file=sys.stderr,
-        )
+        print(f"error: {failure(name, out, runs, code)}", file=sys.stderr)
         return code
     experiment = results_experiment(name, extra, results)
     if experiment:
@@ -262,6 +297,28 @@ def _launch(
     report = [sys.executable, "-m", "analysis.report", f"sweep={out}"]
     print("[sweep] " + " ".join(report), file=sys.stderr)
     return subprocess.call(report)
+
+
+def failure(name: str, out: Path, runs: int, code: int) -> str:
+    """What a failed multirun left: which job failed and why (its ``error.txt``, written by
+    ``recipes.run``, else its log above), how many runs finished, and the way on: ``resume=`` when
+    some finished (it re-runs only the others), a fresh start after the fix when none did."""
+    jobs = sorted((d for d in out.iterdir() if d.is_dir() and d.name.isdigit()), key=lambda d: int(d.name))
+    done = [d for d in jobs if (d / "summary.json").is_file()]
+    failed = [d for d in jobs if not (d / "summary.json").is_file()]
+    what = f"the sweep stopped (exit {code})"
+    if failed:
+        d = failed[0]
+        lines = (d / "error.txt").read_text().splitlines() if (d / "error.txt").is_file() else []
+        why = lines[0] if lines else "see its log above"
+        label = next((x.removeprefix("arm: ") for x in lines[1:] if x.startswith("arm: ")), "")
+        what += f": job {d.name}{f' ({label})' if label else ''} failed: {why}"
+    if done:
+        return (
+            f"{what}. {len(done)} of {runs} runs finished, in {out}; after the fix, run the others with: "
+            f"python -m recipes.sweep sweep={name} resume={out}"
+        )
+    return f"{what}. No run finished ({out} holds only the sweep's record); fix the error and start the sweep again"
 
 
 def refresh_docs(root: Path = REPO) -> list[str]:

@@ -3,13 +3,15 @@
 ``analysis -> data_pipelines -> rewards -> core`` (``recipes`` and ``benchmarks`` may use all);
 no import cycle between top-level packages, counting imports inside functions too; an import
 inside a function says why on its line (it buys start-up time, or the module is optional); no
-module over 400 lines and no function over 80 lines. Read from the source with ``ast``, so a
+function over 80 lines. A module over 400 lines is a warning for review, never a failure: a module
+is split where its meaning splits, not to meet a line count. Read from the source with ``ast``, so a
 violation names the file and line.
 """
 
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import pytest
@@ -99,14 +101,19 @@ def test_function_level_imports_say_why() -> None:
 
 @pytest.mark.parametrize("limit_module,limit_function", [(400, 80)])
 def test_sizes(limit_module: int, limit_function: int) -> None:
-    big = []
+    big, long_modules = [], []
     for path in _sources(owned_elsewhere=False):
         src = path.read_text()
         if src.count("\n") > limit_module:
-            big.append(f"{path.relative_to(ROOT)}: {src.count(chr(10))} lines")
+            long_modules.append(f"{path.relative_to(ROOT)}: {src.count(chr(10))} lines")
         for node in ast.walk(ast.parse(src)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 n = node.end_lineno - node.lineno + 1
                 if n > limit_function:
                     big.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}(): {n} lines")
+    if long_modules:
+        warnings.warn(
+            "modules to read again in review (over the size guideline):\n" + "\n".join(long_modules),
+            stacklevel=2,
+        )
     assert not big, "too big:\n" + "\n".join(big)

@@ -5,6 +5,10 @@
   lines to ``run_dir/metrics.jsonl`` (``VERL_FILE_LOGGER_PATH``); since veRL opens that file with
   "wb", lines of steps up to the resume point are re-written after it opens. W&B runs offline
   unless ``WANDB_API_KEY`` is set.
+- :func:`data_metrics`, :func:`prompt_clip_ratio`: veRL's data metrics, ``prompt_length/clip_ratio``
+  with veRL's meaning (prompts that fill
+  ``data.max_prompt_length``), which ``compute_data_metrics`` cannot give on the local engine's
+  batch-padded prompts.
 - :func:`dump_generations`: veRL's ``RayPPOTrainer._write_generations`` (same JSONL format:
   input, output, gts, score, step + reward extra keys) to ``rollouts/`` or ``validation/``.
 Not covered: tensorboard/mlflow backends (veRL supports them; pass them at your own risk).
@@ -22,6 +26,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
+from verl.trainer.ppo.metric_utils import compute_data_metrics
 from verl.trainer.ppo.ray_trainer import RayPPOTrainer
 from verl.utils.tracking import Tracking
 
@@ -59,6 +64,28 @@ def make_tracker(cfg: DictConfig, run_dir: Path, resume_step: int) -> Any:
     if "file" in tracker.logger and keep:
         tracker.logger["file"].fp.write(b"\n".join(keep) + b"\n")
     return tracker
+
+
+def prompt_clip_ratio(prompt_mask: Any, max_prompt_length: int) -> float:
+    """Share of prompts at ``data.max_prompt_length`` tokens: veRL's ``prompt_length/clip_ratio``.
+
+    veRL pads every prompt to ``max_prompt_length`` and counts prompts that fill it; the local engine
+    pads only to the batch's longest prompt, so veRL's ``compute_data_metrics`` would count prompts
+    as long as the longest one instead. This computes it against the configured length.
+
+    >>> import torch
+    >>> prompt_clip_ratio(torch.tensor([[0, 1, 1], [1, 1, 1]]), 32), prompt_clip_ratio(torch.ones(2, 4), 4)
+    (0.0, 1.0)
+    """
+    lengths = prompt_mask.sum(-1)
+    return float((lengths >= int(max_prompt_length)).float().mean())
+
+
+def data_metrics(batch: Any, prompt_mask: Any, cfg: DictConfig, use_critic: bool) -> dict[str, Any]:
+    """veRL's ``compute_data_metrics`` with ``prompt_length/clip_ratio`` as veRL means it (:func:`prompt_clip_ratio`)."""
+    metrics = compute_data_metrics(batch, use_critic=use_critic)
+    metrics["prompt_length/clip_ratio"] = prompt_clip_ratio(prompt_mask, int(cfg.data.max_prompt_length))
+    return metrics
 
 
 def dump_generations(

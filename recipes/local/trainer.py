@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig
 from verl.trainer.ppo.core_algos import get_kl_controller
-from verl.trainer.ppo.metric_utils import compute_data_metrics, process_validation_metrics
+from verl.trainer.ppo.metric_utils import process_validation_metrics
 
 from core.data import Prompt
 from core.fastpath import bucketed_logprobs, decoding, plain_rollout
@@ -40,6 +40,7 @@ from recipes.local import algo, rm_reward
 from recipes.local.critic import Critic
 from recipes.local.data import PromptStream
 from recipes.local.distill import Distiller, verl_batch
+from recipes.local.track import data_metrics
 
 
 class Engine:
@@ -206,7 +207,7 @@ class Engine:
         if self.ref is not None and reset and self.step % int(reset) == 0:
             self.ref.load_state_dict(self.model.state_dict())
             metrics["rlvr/ref_reset"] = 1.0
-        metrics.update(compute_data_metrics(batch, use_critic=self.critic is not None))
+        metrics.update(data_metrics(batch, ro.prompt_mask, self.cfg, use_critic=self.critic is not None))
         metrics.update(
             {
                 "timing_s/gen": t_gen - t0,

@@ -145,7 +145,7 @@ def test_cli_help_and_unknown_key_as_a_user_calls_it() -> None:
     assert help_.returncode == 0 and "python -m analysis.diagnose run=<run dir>" in help_.stdout
     assert "audit_samples: 50" in help_.stdout
     bad = subprocess.run([sys.executable, "-m", "analysis.diagnose", "rnu=x"], capture_output=True, text=True)
-    assert bad.returncode != 0 and "Could not override 'rnu'" in bad.stderr
+    assert bad.returncode == 2 and "[rnu] unknown key" in bad.stderr and "did you mean run?" in bad.stderr
 
 
 def test_partial_credit_zero_variance_is_not_all_wrong() -> None:

@@ -59,7 +59,7 @@ def test_publish_without_key_fails_clearly(
             "report",
             [f"runs=[{sweep_dir / '0'},{sweep_dir / '3'}]", f"out={tmp_path}"],
         )
-    assert (tmp_path / "report.md").exists()  # the local report was written first
+    assert not (tmp_path / "report.md").exists()  # refused before anything is written
 
 
 def test_log_run_offline(healthy_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

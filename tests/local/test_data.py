@@ -46,13 +46,14 @@ def _cfg(tmp_path, **params):
     )
 
 
-def test_task_files_written_once_and_stale_files_refused(tmp_path) -> None:
+def test_task_files_written_once_and_stale_files_regenerated(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("RLVR_CACHE", str(tmp_path))  # the run cache's files: written, regenerated when stale
     ensure_task_files(_cfg(tmp_path, max_digits=3))
     first = (tmp_path / "train.parquet").stat().st_mtime_ns
     ensure_task_files(_cfg(tmp_path, max_digits=3))
     assert (tmp_path / "train.parquet").stat().st_mtime_ns == first
-    with pytest.raises(ValueError, match=r"local\.task.*data\.train_files"):
-        ensure_task_files(_cfg(tmp_path, max_digits=4))
+    ensure_task_files(_cfg(tmp_path, max_digits=4))
+    assert (tmp_path / "train.parquet").stat().st_mtime_ns != first
 
 
 def test_prompt_stream_is_resumable() -> None:

@@ -4,6 +4,7 @@ are regenerated, stale files elsewhere refused."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,10 @@ def test_stale_cache_file_is_regenerated_stale_file_elsewhere_refused(
     ensure_task_files(_cfg(cache, train_n=200))
     ensure_task_files(_cfg(cache, train_n=300))  # the run cache's own file: regenerated
     assert len(_prompts(cache / "train.parquet")) == 300
+    ensure_task_files(_cfg(cache, train_n=200))
+    elsewhere.mkdir()  # a user's copy of files generated from another spec
+    for f in ("train.parquet", "train.parquet.task.json", "test.parquet", "test.parquet.task.json"):
+        shutil.copy(cache / f, elsewhere / f)
     ensure_task_files(_cfg(elsewhere, train_n=200))
     with pytest.raises(ValueError, match=r"\[local.task\] data.train_files: .* delete the old one"):
         ensure_task_files(_cfg(elsewhere, train_n=300))

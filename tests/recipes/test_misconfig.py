@@ -145,7 +145,7 @@ BAD = [
             "actor_rollout_ref.rollout.n=3",
         ],
         "verl",
-        "validate_config",
+        "data.train_batch_size",
     ),
     # a loss variant with a clip range that is not its own (the key, the loss key and the fix)
     (

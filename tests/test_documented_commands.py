@@ -1,0 +1,328 @@
+"""Every command README.md, docs/ and ``make help`` show, run as a newcomer types it.
+
+:func:`documented` reads the commands from the fenced ``bash`` blocks of README.md and docs/*.md
+and the synopses of ``make help``; :data:`PLAN` says how each one is run here. A command the docs
+show that has no line in the plan (or a planned command the docs dropped) fails
+:func:`test_every_documented_command_is_planned`, so the docs and this test cannot drift apart.
+
+Each command runs through ``bash -c`` from the repository root with ``HOME`` an empty folder,
+``RLVR_CACHE`` an empty folder and ``.venv/bin`` first on ``PATH`` (the docs' ``python`` is the
+project's). It must exit as planned (0, or the one-line ``error:`` the plan names), print no
+traceback, leave ``git status`` as it was (outputs go to ignored folders) and leave ``HOME`` empty.
+
+Placeholders (``<run dir>``, ``<parquet>`` …) are filled from what earlier commands made, the way a
+newcomer fills them; a synopsis's ``[optional]`` parts are dropped. A command the docs call long
+(a training run, a sweep, an experiment) gets a small-steps override and runs in the ``slow`` tier,
+which starts from one empty cache and runs in the docs' order; the fast tier runs the commands that
+train nothing. Not covered: the GPU path (``engine=verl`` without ``dry_run`` refuses on a CPU, and
+that refusal is what is checked), the hub datasets (no network here: their refusal is checked).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+#: a few steps instead of the documented 80 (the docs say these commands are long)
+SHORT = "trainer.total_training_steps=2 trainer.test_freq=2 trainer.save_freq=2"
+
+
+def _commands_in(text: str) -> list[str]:
+    """``make …`` / ``python -m …`` lines of the fenced bash blocks, continuations joined, comments cut."""
+    out: list[str] = []
+    for block in re.findall(r"```(?:bash|sh|shell)\n(.*?)```", text, flags=re.S):
+        joined = re.sub(r"\\\n\s*", "", block)
+        for line in joined.splitlines():
+            line = re.sub(r"\s+#\s.*$", "", line).strip()
+            if line.startswith(("make ", "python -m ")):
+                out.append(line)
+    return out
+
+
+def make_help() -> list[str]:
+    """The synopses ``make help`` prints (``make X …`` after the target's description), and bare targets."""
+    out: list[str] = []
+    text = (ROOT / "Makefile").read_text()
+    for target, desc in re.findall(r"^([a-zA-Z_-]+):[^#\n]*## (.*)$", text, flags=re.M):
+        m = re.search(r"(make " + re.escape(target) + r"\b.*?)(?: \| | \(|$)", desc)
+        out.append(m.group(1).strip() if m else f"make {target}")
+    return out
+
+
+def documented() -> list[str]:
+    """Every command the docs and ``make help`` show, in reading order, each once."""
+    seen: dict[str, None] = {}
+    for doc in DOCS:
+        for c in _commands_in(doc.read_text()):
+            seen.setdefault(c, None)
+    for c in make_help():
+        seen.setdefault(c, None)
+    return list(seen)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one documented command runs here.
+
+    ``tier``: ``fast`` (in ``make test``), ``slow`` (trains: small steps, ``make test-all``), or
+    ``self`` (``make test`` itself, ``make clean`` …: never run from inside the suite, with the reason).
+    ``run``: the command as run, when it differs from the docs (placeholders filled, small steps);
+    ``rc``/``error``: the exit code and a pattern the one ``error:`` line must match, for a refusal.
+    """
+
+    tier: str
+    run: str | None = None
+    rc: int = 0
+    error: str | None = None
+    why: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+
+
+PLAN: dict[str, Plan] = {
+    # --- README: the two commands -------------------------------------------------------------
+    "make run RECIPE=dapo": Plan("slow", run=f'make run RECIPE=dapo ARGS="{SHORT}"'),
+    "make test": Plan("self", why="the suite itself"),
+    # --- composing a run ------------------------------------------------------------------------
+    "python -m recipes.run recipe=dapo [engine=auto|local|verl] [scale=...] [dry_run=true] [any.hydra=override]": Plan(
+        "fast", run="python -m recipes.run recipe=dapo engine=verl dry_run=true run_dir=runs/doc-dry"
+    ),
+    'make run RECIPE=dapo ENGINE=verl RUN_DIR=runs/my-dapo ARGS="kl=k3_0.01 rlvr.seed=3"': Plan(
+        "fast", rc=2, error=r"engine=verl needs CUDA GPUs", why="no GPU here: the refusal is the promise"
+    ),
+    'make preflight RECIPE=dapo ENGINE=verl ARGS="scale=gpu_node gpu_memory_gb=80"': Plan("fast"),
+    'make run RECIPE=dapo ENGINE=local ARGS="actor_rollout_ref.model.path=/models/Qwen2.5-0.5B-Instruct '
+    'trainer.total_training_steps=2 data.max_prompt_length=128"': Plan(
+        "slow",
+        run='make run RECIPE=dapo ENGINE=local ARGS="actor_rollout_ref.model.path={hf_dir} '
+        'trainer.total_training_steps=2 data.max_prompt_length=128"',
+        why="no hub: a checkpoint on disk stands for /models/Qwen2.5-0.5B-Instruct",
+    ),
+    # --- data -----------------------------------------------------------------------------------
+    "make data DATA=overtime_pay N=2000": Plan("fast"),
+    "make data DATA=gsm8k": Plan("fast", rc=2, error=r"gsm8k.*data_path=", why="no network: the hub refusal"),
+    # --- analysis -------------------------------------------------------------------------------
+    "make eval MODEL=<run dir or model> DATA=<parquet> N=64 K=1,4,16,64": Plan(
+        "slow", run="make eval MODEL={run_dir} DATA={parquet} N=64 K=1,4,16,64"
+    ),
+    "make diagnose RUN=<run dir>": Plan("slow", run="make diagnose RUN={run_dir}"),
+    'make report RUNS="<dir> <dir>"': Plan("slow", run='make report RUNS="{run_dir} {run_dir2}"'),
+    "make estimate RECIPE=grpo": Plan("fast"),
+    # --- sweeps ---------------------------------------------------------------------------------
+    "make sweep SWEEP=kl_coef": Plan("slow", run=f'make sweep SWEEP=kl_coef ARGS="rlvr.seed=0 {SHORT}"'),
+    'make sweep SWEEP=kl_coef ARGS="plan=true"': Plan("fast"),
+    'make sweep SWEEP=kl_coef ARGS="rlvr.seed=0,1"': Plan(
+        "slow", run=f'make sweep SWEEP=kl_coef ARGS="rlvr.seed=0,1 {SHORT}"'
+    ),
+    'make sweep SWEEP=kl_coef ARGS="resume=multirun/kl_coef-<time>"': Plan(
+        "slow", run='make sweep SWEEP=kl_coef ARGS="resume={multirun}"'
+    ),
+    'make sweep SWEEP=kl_coef ARGS="launcher=slurm_gpu engine=verl scale=gpu_node hydra.launcher.partition=<p>"': Plan(
+        "fast",
+        run='make sweep SWEEP=kl_coef ARGS="launcher=slurm_gpu engine=verl scale=gpu_node '
+        'hydra.launcher.partition=gpu plan=true"',
+        why="no Slurm here: the plan composes and validates every arm",
+    ),
+    "make docs": Plan("fast", why="regenerates the docs from results/: no diff"),
+    # --- reward models, tts, distillation -------------------------------------------------------
+    'make rm-data MODEL=<policy> DATA=<parquet> OUT=labels ARGS="mc_k=8"': Plan(
+        "slow", run='make rm-data MODEL={hf_dir} DATA={parquet} OUT=reports/labels ARGS="mc_k=8"'
+    ),
+    "make rm KIND=prm DATA=labels MODEL=<policy> LABELS=rule": Plan(
+        "slow", run="make rm KIND=prm DATA=reports/labels MODEL={hf_dir} LABELS=rule OUT=reports/rm_prm"
+    ),
+    'make tts MODEL=<policy> DATA=<parquet> RM="rm_orm rm_prm" N=64': Plan(
+        "slow", run='make tts MODEL={hf_dir} DATA={parquet} RM="reports/rm_prm" N=64 OUT=reports/tts'
+    ),
+    'make run RECIPE=grpo ENGINE=local ARGS="reward_model=prm"': Plan(
+        "slow", run=f'make run RECIPE=grpo ENGINE=local ARGS="reward_model=prm {SHORT}"'
+    ),
+    "make run RECIPE=opd ENGINE=local": Plan("slow", run=f'make run RECIPE=opd ENGINE=local ARGS="{SHORT}"'),
+    "make results NAME=rm_labels|tts|overopt|opd": Plan(
+        "self", why="re-records committed results/ (hours): make reproduce's business"
+    ),
+    # --- pipelines ------------------------------------------------------------------------------
+    "make pipeline PIPELINE=r1": Plan(
+        "slow",
+        run='make pipeline PIPELINE=r1 ARGS="vars.rl_steps=2 vars.final_rl_steps=2 vars.max_sft_steps=30"',
+    ),
+    "make pipeline PIPELINE=distill": Plan(
+        "slow",
+        run='make pipeline PIPELINE=distill ARGS="vars.seeds=[0] vars.teacher_rl_steps=2 vars.student_rl_steps=2 '
+        'vars.distill_steps=10 vars.max_sft_steps=30"',
+    ),
+    "python -m recipes.pipeline pipeline=r1 engine=verl dry_run=true": Plan("fast"),
+    # --- docs/r1_zero.md ------------------------------------------------------------------------
+    'make run RECIPE=r1_zero ARGS="scale=laptop_base"': Plan(
+        "slow", run=f'make run RECIPE=r1_zero ARGS="scale=laptop_base {SHORT}"'
+    ),
+    "python -m benchmarks.r1_zero_curves seeds=[0,1,2,3,4]": Plan(
+        "self", why="re-records committed results/ (five 80-step runs)"
+    ),
+    # --- make help synopses ---------------------------------------------------------------------
+    "make help": Plan("fast"),
+    "make setup": Plan("fast", why="idempotent: the stamp is fresh"),
+    'make run RECIPE=dapo [ENGINE=local|verl] [RUN_DIR=...] [ARGS="k=v ..."]': Plan(
+        "slow", run=f'make run RECIPE=dapo ENGINE=local ARGS="{SHORT}"'
+    ),
+    "make test-all": Plan("self", why="the suite itself"),
+    "make lint": Plan("fast"),
+    "make format": Plan("fast", why="the tree is ruff-formatted: rewrites nothing"),
+    "make data DATA=<name> [N=...] [SEED=...] [OUT=dir]": Plan("fast", run="make data DATA=countdown N=50"),
+    "make filter DATA=<parquet|name> MODEL=<path|laptop_base> N=16 BAND=0.2,0.8 [OUT=dir]": Plan(
+        "slow", run="make filter DATA=chain_sum MODEL=laptop_base N=16 BAND=0.2,0.8"
+    ),
+    "make bench-rewards": Plan("self", why="re-records results/bench_rewards (minutes of timing)"),
+    "make bench-engine": Plan("self", why="installs trl and re-records results/bench_engine"),
+    "make eval MODEL=<path|run dir> DATA=<parquet> N=64 K=1,4,16,64": Plan(
+        "slow", run="make eval MODEL={run_dir} DATA={parquet} N=64 K=1,4,16,64"
+    ),
+    "make budget MODEL=<checkpoint|run dir> [BUDGETS=0,8,32] [OUT=dir]": Plan(
+        "slow", run="make budget MODEL={run_dir} BUDGETS=0,8 OUT=reports/budget"
+    ),
+    'make preflight RECIPE=<name> [ENGINE=verl] [ARGS="gpu_memory_gb=80 ..."]': Plan(
+        "fast", run="make preflight RECIPE=grpo ENGINE=verl"
+    ),
+    "make bench-preflight": Plan("self", why="re-records results/preflight (a 100k-row dataset)"),
+    'make rm-data MODEL=<policy> DATA=<parquet|run dir> OUT=<dir> [ARGS="mc_k=8 ..."]': Plan(
+        "slow", run="make rm-data MODEL={hf_dir} DATA={parquet} OUT=reports/labels2"
+    ),
+    'make rm KIND=orm|prm DATA=<rm-data dir> MODEL=<policy> [OUT=dir] [LABELS=rule|mc] [ARGS="dry_run=true"]': Plan(
+        "slow", run="make rm KIND=orm DATA=reports/labels MODEL={hf_dir} OUT=reports/rm_orm"
+    ),
+    'make tts MODEL=<policy> DATA=<parquet> RM="<orm dir> <prm dir>" [N=64] [OUT=dir]': Plan(
+        "slow",
+        run='make tts MODEL={hf_dir} DATA={parquet} RM="reports/rm_orm reports/rm_prm" OUT=reports/tts2',
+    ),
+    "make estimate RECIPE=<name>": Plan("fast", run="make estimate RECIPE=dapo"),
+    "make sweep SWEEP=<name> [RECIPE=...] [SCALE=...]": Plan(
+        "fast", run='make sweep SWEEP=loss_norm ARGS="plan=true"'
+    ),
+    "make results NAME=<experiment>": Plan("fast", run="make results"),
+    "make pipeline PIPELINE=r1|distill": Plan(
+        "fast", run='make pipeline PIPELINE=r1 ARGS="engine=verl dry_run=true"', why="the synopsis: a dry run"
+    ),
+    "make filter DATA=chain_sum MODEL=laptop_base N=16 BAND=0.2,0.8": Plan("slow"),
+    "make gpu-smoke": Plan("fast", rc=2, error=r"needs one CUDA GPU", why="no GPU here: the refusal"),
+    'make gpu-smoke ARGS="--families dapo,gspo"': Plan(
+        "fast", rc=2, error=r"needs one CUDA GPU", why="no GPU here: the refusal"
+    ),
+    'make gpu-smoke [ARGS="--families dapo,gspo"]': Plan(
+        "fast", run="make gpu-smoke", rc=2, error=r"needs one CUDA GPU", why="no GPU here: the refusal"
+    ),
+    'make gpu-smoke ARGS="--dry-run"': Plan("slow", why="builds the base model, composes every family"),
+    "make clean": Plan("self", why="removes .pytest_cache while pytest runs"),
+}
+
+
+def test_every_documented_command_is_planned() -> None:
+    """A command the docs show has a plan here, and every plan is a command the docs still show."""
+    docs = documented()
+    missing = [c for c in docs if c not in PLAN]
+    stale = [c for c in PLAN if c not in docs]
+    assert not missing, (
+        "documented commands with no plan in tests/test_documented_commands.py:\n" + "\n".join(missing)
+    )
+    assert not stale, "planned commands the docs no longer show:\n" + "\n".join(stale)
+    assert all(p.tier in ("fast", "slow", "self") for p in PLAN.values())
+    assert all(p.why for p in PLAN.values() if p.tier == "self"), "a command not run says why"
+
+
+def _git_status() -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
+
+
+def _files(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+@dataclass
+class Newcomer:
+    """One newcomer's machine: an empty ``HOME`` and ``RLVR_CACHE``, and what earlier commands made."""
+
+    home: Path
+    cache: Path
+    values: dict[str, str] = field(default_factory=dict)
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RLVR_", "WANDB_", "HF_", "MPL"))}
+        env.update(
+            HOME=str(self.home),
+            RLVR_CACHE=str(self.cache),
+            PATH=f"{ROOT / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+            HF_HUB_OFFLINE="1",
+        )
+        env.pop("XDG_CACHE_HOME", None)
+        env.pop("PYTEST_CURRENT_TEST", None)
+        return env
+
+    def run(self, doc: str, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
+        """Run the documented command ``doc`` as planned and check everything the module docstring promises."""
+        plan = PLAN[doc]
+        cmd = (plan.run or doc).format(**self.values)
+        before = _git_status()
+        proc = subprocess.run(
+            ["bash", "-c", cmd], cwd=ROOT, env=self.env(), capture_output=True, text=True, timeout=timeout
+        )
+        out = proc.stdout + proc.stderr
+        tail = out[-3000:]
+        assert proc.returncode == plan.rc, f"{cmd!r} exited {proc.returncode}, planned {plan.rc}:\n{tail}"
+        assert "Traceback (most recent call last)" not in out, f"{cmd!r} printed a traceback:\n{tail}"
+        if plan.error:
+            errors = [ln for ln in out.splitlines() if ln.startswith("error:")]
+            assert len(errors) == 1, f"{cmd!r}: expected one 'error:' line, got {errors}:\n{tail}"
+            assert re.search(plan.error, errors[0]), f"{cmd!r}: {errors[0]!r} does not match {plan.error!r}"
+        assert _git_status() == before, f"{cmd!r} changed the repository:\n{_git_status()}"
+        assert not _files(self.home), f"{cmd!r} wrote into HOME: {_files(self.home)[:10]}"
+        return proc
+
+
+@pytest.fixture(scope="module")
+def newcomer(tmp_path_factory: pytest.TempPathFactory) -> Newcomer:
+    home = tmp_path_factory.mktemp("home")
+    cache = tmp_path_factory.mktemp("cache")
+    return Newcomer(home, cache)
+
+
+FAST = [c for c in PLAN if PLAN[c].tier == "fast"]
+
+
+@pytest.mark.parametrize("doc", FAST)
+def test_fast_documented_command(newcomer: Newcomer, doc: str) -> None:
+    """Commands that train nothing run as written in ``make test``."""
+    if shutil.which("make") is None:  # pragma: no cover - the Makefile is the interface
+        pytest.fail("make is not installed")
+    newcomer.run(doc, timeout=900)
+
+
+@pytest.mark.slow
+def test_slow_documented_commands_in_order(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The commands that train, in the docs' order, from one empty cache (small steps where long)."""
+    nc = Newcomer(tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("cache"))
+    runs = ROOT / "runs"
+    nc.values.update(
+        hf_dir=str(nc.cache / "models" / "tiny-base0"),
+        parquet=str(nc.cache / "data" / "chain_sum" / "test.parquet"),
+    )
+    order = [c for c in documented() if PLAN[c].tier == "slow"]
+    for doc in order:
+        if "{run_dir" in (PLAN[doc].run or "") and "run_dir" not in nc.values:
+            dirs = sorted(runs.glob("*/*/run.json"), key=lambda p: p.stat().st_mtime)
+            assert len(dirs) >= 2, "the runs above left no run directories"
+            nc.values.update(run_dir=str(dirs[-1].parent), run_dir2=str(dirs[-2].parent))
+        if "{multirun}" in (PLAN[doc].run or ""):
+            sweeps = sorted((ROOT / "multirun").glob("kl_coef-*"), key=lambda p: p.stat().st_mtime)
+            assert sweeps, "the sweep above left no multirun directory"
+            nc.values["multirun"] = str(sweeps[-1].relative_to(ROOT))
+        nc.run(doc)
+    assert sys.executable  # the order above ran to its end
