@@ -4,9 +4,11 @@ Run: ``python -m benchmarks.bench_rewards`` (``make bench-rewards``, ``make resu
 
 - **in-sample**: the tuning table ``tests/rewards/math_table.jsonl`` (labelled by this project while
   building the verifier: a regression table, optimistic by construction); every row is a response;
-- **held-out**: ``benchmarks/heldout/*.jsonl``, cases written and labelled by other projects
-  (provenance and what each source is in ``benchmarks/heldout/README.md`` and ``sources.json``).
-  Never used to design the verifier. Rows repeating a tuning-table case are left out (listed);
+- **ex-held-out development set** (``held_out`` in the results files): ``benchmarks/heldout/*.jsonl``,
+  cases written and labelled by other projects (provenance and what each source is in
+  ``benchmarks/heldout/README.md`` and ``sources.json``). Collected as held out, but the per-format
+  totals of its misses steered verifier rounds 2, 4 and 6 (``docs/verifier_log.md``), so it is a
+  development set and labelled so. Rows repeating a tuning-table case are left out (listed);
 - **development**: ``benchmarks/devset/*.jsonl``, other projects' cases that were read and used to
   design verifier changes (``benchmarks/devset/README.md``); verdicts only, each row at its level.
 
@@ -314,7 +316,7 @@ def run(
             out["development"][name] = _development(fn, dev)
         t = out["totals"][name]
         print(
-            f"{name:34s} in-sample FN {out['in_sample'][name]['response']['all']['FN']:4d} | held-out "
+            f"{name:34s} in-sample FN {out['in_sample'][name]['response']['all']['FN']:4d} | ex-held-out dev "
             f"protocol FN {t['all']['FN']}/{t['all']['n_pos']} FP {t['all']['FP']}/{t['all']['n_neg']} | "
             f"out-of-sample-for-both FN {t['out_of_sample_for_both']['FN']}",
             flush=True,

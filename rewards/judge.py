@@ -13,9 +13,17 @@ forward pass: the logit of " yes" against " no" after a fixed prompt). On GPU th
 belongs in veRL's reward-model path (a generative judge served next to the policy); that composition
 is not part of this module.
 
-What it does not do: decide anything the rules credited, batch calls, or make a small model a good
-judge -- a judge's own error rate has to be measured before it is trusted (a model judge can be
-talked into "yes": "Pitfalls of rule- and model-based verifiers").
+What it does not do: decide anything the rules credited, batch calls, show the judge the question
+(the prompt holds the gold and the response's last ``MAX_RESPONSE_CHARS`` characters only), or make a
+small model a good judge -- a judge's own error rate has to be measured before it is trusted (a model
+judge can be talked into "yes": "Pitfalls of rule- and model-based verifiers").
+
+**Not measured.** No judge model's verdicts have been measured against real labels in this
+repository: no results file holds a judge's false-positive or false-negative rate. What is tested
+(``tests/rewards/test_rewards_judge.py``) is the wiring only, with hand-set tiny models whose verdict is
+known in advance: a " yes" model credits, a " no" model refuses, the prompt sent holds the gold and the
+response's end, and no rule-credited case reaches the judge. Turning a judge on changes the reward by
+an amount nobody has measured; count its flips (``STATS``) and check them before trusting a run.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Markdown tables of a ``benchmarks.bench_rewards`` results file (rendered, never typed by hand).
 
 What it does: ``render(results)`` returns the tables the benchmark prints and writes next to its
-JSON: the protocol result (each source at its own level) per source and per answer format, ours
+JSON: the protocol result on ``benchmarks/heldout/`` (the ex-held-out development set: its per-format
+totals steered verifier rounds 2, 4 and 6, so every label calls it a development set; the results
+files keep their ``held_out`` keys) per source and per answer format, ours
 (strict / flexible) beside math-verify; totals over all sources and out of sample for both; every
 case at every level; the other scorers; latency (cold / warm); the in-sample table.
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 OURS, FLEX, MV = "ours", "ours (answer_mode=flexible)", "math-verify"
+# how the results files' set keys are shown: ``benchmarks/heldout/`` steered the design (a development set)
+SET_LABELS = {"held_out_protocol": "ex-held-out dev (protocol level)"}
 
 
 def _c(s: dict[str, Any] | None, kind: str = "FN") -> str:
@@ -91,7 +95,7 @@ def _latency_rows(res: dict[str, Any]) -> list[list[str]]:
                 rows.append(
                     [
                         name,
-                        set_name,
+                        SET_LABELS.get(set_name, set_name),
                         p,
                         f"{s['p50']:.2f}",
                         f"{s['p99']:.1f}",
@@ -165,24 +169,27 @@ def render(res: dict[str, Any]) -> str:
     parts = [
         f"Rendered from the results of `{prov.get('command', '?')}` at commit `{prov.get('git_commit', '?')[:12]}`"
         f"{' (dirty)' if prov.get('git_dirty') else ''}. Cells: misses/cases (FN over correct cases, FP over wrong ones).",
-        "\n### Held-out, protocol level (each source at its own level), per source\n",
+        "\n### Ex-held-out development set (its per-format totals steered rounds 2, 4 and 6: not held out),"
+        " protocol level (each source at its own level), per source\n",
         _table(src_head, _protocol_rows(res, "by_source", list(res["sources"]))),
-        "\n### Held-out totals, protocol level\n",
+        "\n### Ex-held-out development set, totals, protocol level\n",
         _table(head, _totals_rows(res)),
-        "\n### Held-out, protocol level, per answer format\n",
+        "\n### Ex-held-out development set, protocol level, per answer format\n",
         _table(["format"] + head[1:], _protocol_rows(res, "by_format", fmt_keys)),
-        "\n### Every case at every level (cells: FN, FP), per source\n",
+        "\n### Ex-held-out development set, every case at every level (cells: FN, FP), per source\n",
         _table(lvl_head, _levels_rows(res, "by_source")),
-        "\n### Every case at every level (cells: FN, FP), per answer format\n",
+        "\n### Ex-held-out development set, every case at every level (cells: FN, FP), per answer format\n",
         _table(lvl_head, _levels_rows(res, "by_format")),
-        "\n### All scorers, protocol level (FN, FP): all sources / out of sample for that scorer\n",
+        "\n### Ex-held-out development set, all scorers, protocol level (FN, FP): all sources / out of sample"
+        " for that scorer\n",
         _table(["scorer", "FN all", "FP all", "FN out-of-sample-for-it", "FP out-of-sample-for-it"], other),
-        "\n### Our misses of correct answers, out of sample for both: also missed by math-verify / credited by"
+        "\n### Ex-held-out development set, our misses of correct answers, out of sample for both: also missed"
+        " by math-verify / credited by"
         " the opt-in tolerance\n",
         _table(
             ["format", "ours FN", "math-verify misses too", "credited with rel_tol"], _remaining_rows(res)
         ),
-        "\n### Development split (other projects' cases read while designing the verifier: not held out),"
+        "\n### Development split, row-read (other projects' cases read row by row while designing the verifier),"
         " each source at its level\n",
         _table(["source", "level"] + head[1:], _development_rows(res)),
         "\n### In-sample tuning table (response level)\n",
