@@ -4,10 +4,17 @@
 function (``core.runs``), Hydra composition of ``conf/`` (``core.compose``), the command-line
 helpers (``core.cli``) and :func:`versions`.
 
+Importing ``core`` pins the CPU arithmetic first (:func:`core.numerics.pin`), so a model built
+on any x86 machine computes the same floats.
+
 Arrows point down: ``analysis -> data_pipelines -> rewards -> core`` (``recipes`` may use all);
 ``core`` imports none of the project's other packages (``tests/test_architecture.py`` checks it).
 """
 
-from core.versions import versions
+from core import numerics
+
+numerics.pin()
+
+from core.versions import versions  # noqa: E402 - after the pin, before anything imports torch
 
 __all__ = ["versions"]
