@@ -4,16 +4,22 @@
 function (``core.runs``), Hydra composition of ``conf/`` (``core.compose``), the command-line
 helpers (``core.cli``) and :func:`versions`.
 
-Importing ``core`` runs :func:`core.env.setup` once: library caches default to the run cache
-(``$RLVR_CACHE``), never ``~``, and veRL's CPU warnings are filtered. Every entry point imports
-``core`` before veRL, ``datasets``, ``wandb`` or matplotlib.
+Importing ``core`` first pins the CPU arithmetic (:func:`core.numerics.pin`), so a model built on
+any x86 machine computes the same floats, then runs :func:`core.env.setup` once: library caches
+default to the run cache (``$RLVR_CACHE``), never ``~``, and veRL's CPU warnings are filtered.
+Every entry point imports ``core`` before torch computes and before veRL, ``datasets``, ``wandb``
+or matplotlib.
 
 Arrows point down: ``analysis -> data_pipelines -> rewards -> core`` (``recipes`` may use all);
 ``core`` imports none of the project's other packages (``tests/test_architecture.py`` checks it).
 """
 
-from core import env
-from core.versions import versions
+from core import numerics
+
+numerics.pin()
+
+from core import env  # noqa: E402 - after the pin
+from core.versions import versions  # noqa: E402 - after the pin, before anything imports torch
 
 env.setup()
 

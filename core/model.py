@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
+from core.numerics import numerics
 from core.registry import Registry
 
 if TYPE_CHECKING:
@@ -319,6 +320,15 @@ def num_params(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
 
 
+def weights_sha256(path: Path) -> str:
+    """sha256 over a checkpoint directory's weight files (``*.safetensors``, ``*.bin``), in name order."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in Path(path).iterdir() if p.suffix in (".safetensors", ".bin")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def cached_build(
     path: Path,
     meta: dict[str, Any],
@@ -326,7 +336,11 @@ def cached_build(
     log: Callable[[str], None] = print,
 ) -> Path:
     """The checkpoint directory ``path``, built by ``build(tmp_dir) -> info`` unless its
-    ``rlvr_meta.json`` records the same ``meta`` (file-locked; built aside, then moved into place)."""
+    ``rlvr_meta.json`` records the same ``meta`` (file-locked; built aside, then moved into place).
+
+    ``meta`` is extended with :func:`core.numerics.numerics` (the CPU arithmetic and torch version),
+    so a model built under other kernels is rebuilt, and the meta file records ``weights_sha256``."""
+    meta = {**meta, "numerics": numerics()}
     meta_file = path / "rlvr_meta.json"
 
     def cached() -> bool:
@@ -344,6 +358,7 @@ def cached_build(
         tmp = path.with_name(path.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         info = build(tmp)
+        info = {**info, "weights_sha256": weights_sha256(tmp)}
         (tmp / "rlvr_meta.json").write_text(json.dumps({"build": meta, **info}, indent=2, default=str) + "\n")
         shutil.rmtree(path, ignore_errors=True)
         tmp.rename(path)

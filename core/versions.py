@@ -1,6 +1,7 @@
 """``versions()``: the installed versions of the packages that decide a result's numbers.
 
-One list for run manifests (``run.json``), evaluation results, data manifests and results files,
+With the CPU arithmetic in force (:func:`core.numerics.numerics`: ATen's kernel ISA and oneMKL's
+branch), which decides a CPU result's numbers as much as a version does. One list for run manifests (``run.json``), evaluation results, data manifests and results files,
 so they all record the same provenance. Packages that are not installed are left out.
 """
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import platform
 from importlib import metadata
+
+from core.numerics import numerics
 
 PACKAGES = (
     "rlvr-recipes",
@@ -33,6 +36,7 @@ def versions() -> dict[str, str]:
     True
     """
     out = {"python": platform.python_version()}
+    out.update({k: v for k, v in numerics().items() if k != "torch"})
     for name in PACKAGES:
         try:
             out[name] = metadata.version(name)

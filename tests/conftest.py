@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+import core  # noqa: F401 - pins the CPU arithmetic (core.numerics) before any test computes
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

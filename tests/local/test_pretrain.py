@@ -11,6 +11,7 @@ import torch
 
 from core import model as models
 from core.compose import compose
+from core.numerics import numerics
 from recipes.local import pretrain
 from recipes.local.data import ensure_task_files
 
@@ -72,12 +73,20 @@ def test_tiny_build_is_cached_and_reports_a_probe(cache_dir) -> None:
     logs: list[str] = []
     path = pretrain.ensure_base_model(cfg, get_custom_reward_fn(cfg), logs.append)
     meta = json.loads((Path(path) / "rlvr_meta.json").read_text())
-    assert meta["build"] == pretrain.build_meta(cfg)
+    # the key holds the settings, the code and the CPU arithmetic; the record holds the weights' hash
+    assert meta["build"] == {**pretrain.build_meta(cfg), "numerics": numerics()}
+    assert meta["weights_sha256"] == models.weights_sha256(Path(path))
     assert meta["probe"]["overall"]["n"] == 16 and set(meta["probe"]["by_k"]) <= {str(k) for k in range(2, 8)}
     assert meta["build_cpu_seconds"] > 0 and len(meta["loss_history"]) >= 1
     stamp = (Path(path) / "config.json").stat().st_mtime_ns
     assert pretrain.ensure_base_model(cfg, None, logs.append) == path  # cached: no rebuild
     assert (Path(path) / "config.json").stat().st_mtime_ns == stamp
+    # built under other kernels (another machine's arithmetic): not reused
+    meta["build"]["numerics"]["aten_cpu_capability"] = "AVX512"
+    (Path(path) / "rlvr_meta.json").write_text(json.dumps(meta))
+    assert pretrain.ensure_base_model(cfg, get_custom_reward_fn(cfg), logs.append) == path
+    assert (Path(path) / "config.json").stat().st_mtime_ns != stamp
+    assert any("other code or settings" in line for line in logs)
 
 
 def test_base_model_recipes_default_to_laptop_base_on_the_local_engine() -> None:

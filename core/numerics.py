@@ -1,0 +1,51 @@
+"""One CPU arithmetic on every machine: the kernel pins that make a model build reproducible.
+
+PyTorch picks its CPU kernels by what the processor offers, at run time: ATen's vectorised
+kernels by ISA (AVX-512 on one Xeon, AVX2 on an EPYC) and oneMKL's GEMMs by processor and ISA.
+Each choice sums floats in its own order, so the same seed, data and code train a different
+model on another CPU -- and an RL effect measured on one machine does not travel. Measured on
+this project's base-model pretraining (40 steps, one thread): ``ATEN_CPU_CAPABILITY=avx2`` and
+``MKL_ENABLE_INSTRUCTIONS=AVX2`` (an AVX2-only processor, emulated) each change the weights;
+thread count 1 vs 2 does not.
+
+:func:`pin` sets, unless the user already set them, ``ATEN_CPU_CAPABILITY=avx2`` (ATen's AVX2
+kernels, which every x86-64 CPU of the last decade runs; AVX-512 machines then compute as AVX2
+ones do) and ``MKL_CBWR=COMPATIBLE`` (oneMKL's conditional numerical reproducibility on its SSE2
+branch: the one branch oneMKL documents as giving the same results on Intel and non-Intel
+processors; its AVX2 branch falls back to the processor's own dispatch on non-Intel CPUs). Both
+are read when torch first computes, so ``core`` pins them before anything imports torch.
+:func:`numerics` says what is in force; it joins the cache key of every built model
+(:func:`core.model.cached_build`) and the versions every results file records.
+
+Cost: the SSE2 GEMM branch is slower than the processor's own; ``benchmarks`` measure it side
+by side. Not covered: processors without AVX2 (ATen falls back to its scalar kernels: a different
+arithmetic, visible as ``aten_cpu_capability`` in the key), non-x86 machines, GPU kernels.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: the pins and their values (a value the user set wins, and is recorded as set)
+PINS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE"}
+
+
+def pin() -> None:
+    """Set each variable of :data:`PINS` that the user has not set (before torch computes)."""
+    for key, value in PINS.items():
+        os.environ.setdefault(key, value)
+
+
+def numerics() -> dict[str, str]:
+    """The arithmetic in force: ATen's kernel ISA, oneMKL's branch, torch's version.
+
+    >>> sorted(numerics())
+    ['aten_cpu_capability', 'mkl_cbwr', 'torch']
+    """
+    import torch  # here, not at the top: pin() must run before torch is loaded
+
+    return {
+        "aten_cpu_capability": str(torch.backends.cpu.get_cpu_capability()),
+        "mkl_cbwr": os.environ.get("MKL_CBWR", ""),
+        "torch": torch.__version__,
+    }

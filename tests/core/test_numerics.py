@@ -1,0 +1,69 @@
+"""The CPU arithmetic pins (``core.numerics``): the kernels decide the weights, and the pins fix them.
+
+Each case trains a small two-layer network (GEMMs, softmax, tanh: a transformer's kernels) for a few AdamW steps in a fresh process (the kernels are chosen
+when torch first computes, so only a new process can change them) and compares a hash of the
+weights. Another processor is emulated by the variables that steer kernel choice: ATen's scalar
+kernels (``ATEN_CPU_CAPABILITY=default``) and oneMKL limited to SSE4.2 (``MKL_ENABLE_INSTRUCTIONS``).
+Not covered: a real second CPU model (``make reproduce`` on another machine is that check).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TRAIN = """
+import hashlib, os, sys
+{pin}
+import torch
+torch.manual_seed(0)
+# GEMMs (oneMKL), softmax and tanh (ATen's vectorised kernels), AdamW: a transformer's arithmetic
+model = torch.nn.Sequential(torch.nn.Linear(96, 256), torch.nn.Tanh(), torch.nn.Linear(256, 96))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+g = torch.Generator().manual_seed(1)
+for _ in range(5):
+    x = torch.randn(64, 96, generator=g)
+    loss = -(torch.log_softmax(model(x), -1) * torch.softmax(x, -1)).sum(-1).mean()
+    loss.backward(); opt.step(); opt.zero_grad()
+h = hashlib.sha256(b"".join(t.detach().numpy().tobytes() for t in model.state_dict().values()))
+print(h.hexdigest(), torch.backends.cpu.get_cpu_capability())
+"""
+
+
+def weights(pinned: bool, **env: str) -> tuple[str, str]:
+    """(sha256 of the weights after 5 steps, ATen's kernel ISA) in a fresh process under ``env``."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ATEN_CPU", "MKL_"))}
+    # pinned: the project's own import order (core first); unpinned: torch before core, nothing set
+    pin = "import core" if pinned else "import torch; torch.zeros(8).exp()"
+    code = TRAIN.format(pin=pin)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    digest, isa = out.stdout.split()[-2:]
+    return digest, isa
+
+
+def test_pins_give_one_arithmetic_whatever_the_kernels_offered() -> None:
+    pinned = weights(True)
+    assert pinned[1] == "AVX2"  # ATen pinned to AVX2 (an x86-64 CPU with AVX2, as every CI machine)
+    # oneMKL told the processor has only SSE4.2: under the pins, the same weights
+    assert weights(True, MKL_ENABLE_INSTRUCTIONS="SSE4_2")[0] == pinned[0]
+    # a second import order that pins too (the variables set by hand) agrees
+    assert weights(False, ATEN_CPU_CAPABILITY="avx2", MKL_CBWR="COMPATIBLE")[0] == pinned[0]
+
+
+def test_without_pins_the_kernels_change_the_weights() -> None:
+    """Why the pins exist: other kernels, other floats (so the test above can fail)."""
+    native = weights(False)
+    assert weights(False, MKL_ENABLE_INSTRUCTIONS="SSE4_2")[0] != native[0]
+    assert weights(False, ATEN_CPU_CAPABILITY="default")[0] != native[0]
