@@ -1,7 +1,8 @@
 """Docs sections for the benchmarks and pipelines (``make docs``), read from ``results/``.
 
 - ``verifier-summary``: the verifier benchmark's headline (``results/bench_rewards/latest.json``):
-  held-out FN/FP out of sample for both, in-sample FN/FP, cold p99 latency, ours vs math-verify.
+  FN/FP on the ex-held-out development set (``benchmarks/heldout/``, whose per-format totals steered
+  verifier rounds 2, 4 and 6) out of sample for both, in-sample FN/FP, cold p99 latency, ours vs math-verify.
 - ``verifier-tables``: every table of that file (``benchmarks.heldout.report.render``).
 - ``verifier-iterations``: each recorded round of verifier changes (the other files in
   ``results/bench_rewards/``), totals as that round's protocol measured them.
@@ -11,6 +12,8 @@
   with its interval, the compared differences, and the stages' times.
 - ``preflight-timings``: ``results/preflight/timings_100k.json``: each pre-flight check's time per
   tokenizer on a generated 100k-row dataset, beside veRL's own overlong filter on the same rows.
+- ``results-status``: every registered experiment (``benchmarks.experiments``): the commit it was
+  recorded at and the CPU arithmetic it ran under (pinned by ``core.numerics``, or recorded before).
 Importing this module also registers the recipe table and provenance sections (``recipes.table``).
 """
 
@@ -78,8 +81,8 @@ def verifier_summary() -> Rendered:
                 "–" if cpu is None else f"{cpu:.1f}",
             ]
         )
-    head = ["scorer", "held-out FN", "held-out FP", "in-sample FN", "in-sample FP"]
-    head += ["held-out p99 ms (cold, wall clock)", "held-out p99 ms (cold, CPU time)"]
+    head = ["scorer", "ex-held-out dev FN", "ex-held-out dev FP", "in-sample FN", "in-sample FP"]
+    head += ["ex-held-out dev p99 ms (cold, wall clock)", "ex-held-out dev p99 ms (cold, CPU time)"]
     return Rendered(
         Table(head, rows).markdown(),
         sources=[source_line("results/bench_rewards/latest.json", res.get("provenance"))],
@@ -129,11 +132,11 @@ def verifier_iterations() -> Rendered:
     head = [
         "round",
         "commit",
-        "held-out FN ours",
-        "held-out FN math-verify",
-        "held-out FP ours",
+        "ex-held-out dev FN ours",
+        "ex-held-out dev FN math-verify",
+        "ex-held-out dev FP ours",
         "in-sample FN ours",
-        "cold CPU p99 ms, held-out",
+        "cold CPU p99 ms, ex-held-out dev",
         "cold CPU p99 ms, in-sample",
     ]
     return Rendered(Table(head, rows).markdown(), sources=sources)
@@ -299,3 +302,11 @@ def preflight_timings() -> Rendered:
         "\n\n".join(parts),
         sources=[source_line("results/preflight/timings_100k.json", res.get("provenance"))],
     )
+
+
+@SECTIONS.register("results-status")
+def results_status() -> Rendered:
+    """Which results files were recorded at which commit and under which CPU arithmetic."""
+    from benchmarks.experiments import status  # here: registering the experiments reads conf/ (sweeps)
+
+    return Rendered(status().markdown())

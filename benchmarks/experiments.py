@@ -49,6 +49,25 @@ EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
 EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
 EXPERIMENTS.add("preflight", [*PY, "benchmarks.bench_preflight"])
 EXPERIMENTS.add("r1_zero_curves", [*PY, "benchmarks.r1_zero_curves", "seeds=[0,1,2,3,4]"])
+# R1-Zero in miniature with its confounds beside it, each arm over seeds 0-4 (docs/r1_zero.md):
+# outcome only, outcome + format (the recipe), and the recipe with its rewards shuffled
+for _arm, _extra in (
+    ("format", []),
+    ("outcome", ["verifier=plain"]),
+    ("shuffled", ["++local.shuffle_rewards=true"]),
+):
+    EXPERIMENTS.add(
+        f"r1_zero_arms-{_arm}",
+        [
+            *PY,
+            "benchmarks.r1_zero_curves",
+            "seeds=[0,1,2,3,4]",
+            "jobs=2",
+            f"results=r1_zero_arms-{_arm}",
+            "out=runs/arms",
+            *_extra,
+        ],
+    )
 EXPERIMENTS.add(
     "base_recipes",
     [*PY, "benchmarks.r1_zero_curves", "recipes=[dapo,drgrpo]", "seeds=[0,1,2,3,4]", "results=base_recipes"],
@@ -85,8 +104,17 @@ for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/r
     EXPERIMENTS.add(_name, [*PY, "benchmarks.rm_study", f"experiment={_name}"])
 
 
+def arithmetic(prov: dict) -> str:
+    """The CPU arithmetic a results file was recorded under (``core.numerics``), from its versions."""
+    v = prov.get("versions") or {}
+    if "mkl_cbwr" not in v:
+        return "unpinned (recorded before `core/numerics.py`: not reproducible on another CPU)"
+    return f"pinned ({v.get('aten_cpu_capability')}, MKL_CBWR={v.get('mkl_cbwr')})"
+
+
 def status() -> Table:
-    """One row per registered experiment: recorded at which commit, when, by which command."""
+    """One row per registered experiment: recorded at which commit, when, by which command, under
+    which CPU arithmetic."""
     rows = []
     for name in EXPERIMENTS:
         try:
@@ -94,11 +122,11 @@ def status() -> Table:
             tables = [t.get("provenance") or {} for t in data.get("tables", {}).values()]
             prov = data.get("provenance") or max(tables, key=lambda p: p.get("written", ""), default={})
         except FileNotFoundError:
-            rows.append([name, "not recorded", "", ""])
+            rows.append([name, "not recorded", "", "", ""])
             continue
         commit = (prov.get("git_commit") or "?")[:10] + (" (dirty)" if prov.get("git_dirty") else "")
-        rows.append([name, commit, prov.get("written", ""), f"`{prov.get('command', '')}`"])
-    return Table(["experiment", "recorded at commit", "written", "command"], rows)
+        rows.append([name, commit, prov.get("written", ""), arithmetic(prov), f"`{prov.get('command', '')}`"])
+    return Table(["experiment", "recorded at commit", "written", "CPU arithmetic", "command"], rows)
 
 
 def command(cfg: DictConfig) -> int:

@@ -19,7 +19,10 @@ from analysis.docgen import SECTIONS, DocFigure, Rendered, source_line
 from analysis.render import Table
 from core import results
 
-EXP = "r1_zero_curves"
+#: the R1-Zero miniature the docs show: the recipe's arm of ``r1_zero_arms`` (recorded from an empty
+#: cache under the pinned CPU arithmetic; ``r1_zero_curves``, recorded before, trained on a split
+#: that overlapped its held-out prompts)
+EXP = "r1_zero_arms-format"
 OVERTIME = "overtime_pay"
 ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
 WORKED, CHECK, FIX = "rlvr/val_worked_share", "rlvr/val_check_share", "rlvr/val_fix_share"
@@ -238,3 +241,135 @@ def base_block(name: str) -> Rendered:
     return Rendered(
         "\n\n".join(parts), sources=[source_line(f"results/{name}/base_model.json", base.get("provenance"))]
     )
+
+
+#: the R1-Zero miniature's arms: (results experiment, label), each run over the same seeds from one
+#: empty cache (``make results NAME=r1_zero_arms``)
+ARMS = (
+    ("r1_zero_arms-outcome", "outcome only (format weight 0)"),
+    ("r1_zero_arms-format", "outcome + format 0.1 (the recipe)"),
+    ("r1_zero_arms-shuffled", "outcome + format 0.1, rewards shuffled"),
+)
+
+
+def _ends_of(rec: dict[str, Any], key: str) -> tuple[float, float]:
+    v = rec["curves"][key]["value"]
+    return float(v[0]), float(v[-1])
+
+
+def _span(xs: list[float], fmt: str) -> str:
+    """Mean and [min, max] of ``xs`` in format ``fmt``."""
+    return f"{fmt.format(sum(xs) / len(xs))} [{fmt.format(min(xs))}, {fmt.format(max(xs))}]"
+
+
+def _draw_arms(data: dict[str, Any]) -> Any:
+    """Held-out accuracy and response length over RL steps: per arm the mean over seeds and the seed range."""
+    import matplotlib.pyplot as plt  # only drawing needs it (analysis.docgen sets the backend)
+    import numpy as np  # with matplotlib, only for drawing
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    for ax, (key, label) in zip(axes, PANELS[:2], strict=True):
+        for arm, runs in data.items():
+            steps = runs[0][key]["step"]
+            vals = np.array([r[key]["value"] for r in runs if r[key]["step"] == steps])
+            (line,) = ax.plot(steps, vals.mean(0), lw=2, label=f"{arm} ({len(vals)} seeds)")
+            ax.fill_between(steps, vals.min(0), vals.max(0), color=line.get_color(), alpha=0.15)
+        ax.set(xlabel="RL step", title=label)
+        ax.tick_params(labelsize=8)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+@SECTIONS.register("r1-zero-arms")
+def r1_zero_arms() -> Rendered:
+    """The R1-Zero miniature with its confounds beside it: outcome only, outcome + format, shuffled rewards.
+
+    Per arm: each seed's start -> end held-out accuracy and mean response length, the mean and range
+    of the gains over seeds, how many seeds meet each target, and how much of the recipe's length
+    growth the outcome reward alone and the shuffled control reach."""
+    exps = {label: _read(name) for name, label in ARMS}
+    if not all(e and e.get("runs") for e in exps.values()):
+        return _missing("r1_zero_arms")
+    tgt = next(iter(exps.values()))["design"].get("targets", {})
+    acc_t, len_t = tgt.get("acc_gain", 0.15), tgt.get("length_gain", 0.3)
+    per_seed, summary, fig_data, len_gain = [], [], {}, {}
+    for label, exp in exps.items():
+        acc_g, len_g = [], []
+        for rec in sorted(exp["runs"].values(), key=lambda r: r["seed"]):
+            a0, a1 = _ends_of(rec, ACC)
+            l0, l1 = _ends_of(rec, LEN)
+            acc_g.append(a1 - a0)
+            len_g.append(l1 / l0 - 1)
+            per_seed.append(
+                [
+                    label,
+                    str(rec["seed"]),
+                    f"{a0:.3f} → {a1:.3f} ({100 * (a1 - a0):+.1f} pts)",
+                    f"{l0:.1f} → {l1:.1f} ({100 * (l1 / l0 - 1):+.0f}%)",
+                    f"{rec['cpu_s'] / 60:.1f}",
+                ]
+            )
+        n = len(acc_g)
+        summary.append(
+            [
+                label,
+                str(n),
+                _span([100 * g for g in acc_g], "{:+.1f}"),
+                _span([100 * g for g in len_g], "{:+.0f}%"),
+                f"{sum(g >= acc_t for g in acc_g)}/{n}",
+                f"{sum(g >= len_t for g in len_g)}/{n}",
+            ]
+        )
+        len_gain[label] = sum(len_g) / n
+        fig_data[label] = [{k: rec["curves"][k] for k in (ACC, LEN)} for rec in exp["runs"].values()]
+    (outcome, full, shuffled) = (len_gain[label] for _, label in ARMS)
+    share = (
+        f"The outcome reward alone reaches {100 * outcome / full:.0f}% of the recipe's mean length growth "
+        f"({100 * outcome:+.0f}% vs {100 * full:+.0f}%); the format reward's share is the rest "
+        f"({100 * (full - outcome):+.0f} points). With shuffled rewards the length changes by {100 * shuffled:+.0f}%."
+        if full > 0
+        else "The recipe's mean response length did not grow."
+    )
+    head_s = [
+        "arm",
+        "seeds",
+        "accuracy gain, points: mean [min, max]",
+        "length gain: mean [min, max]",
+        f"seeds ≥ +{100 * acc_t:.0f} pts",
+        f"seeds ≥ +{100 * len_t:.0f}% length",
+    ]
+    head_p = ["arm", "seed", "held-out accuracy", "mean response length (tokens)", "CPU min"]
+    fig = DocFigure(
+        "r1_zero_arms", fig_data, _draw_arms, alt="held-out accuracy and length per arm over RL steps"
+    )
+    text = (
+        "{fig:r1_zero_arms}\n\n"
+        + Table(head_s, summary).markdown()
+        + f"\n\n{share}\n\n<details><summary>Per seed</summary>\n\n"
+        + Table(head_p, per_seed).markdown()
+        + "\n\n</details>"
+    )
+    return Rendered(
+        text,
+        figures=[fig],
+        sources=[source_line(f"results/{name}/", exps[label].get("provenance")) for name, label in ARMS],
+    )
+
+
+@SECTIONS.register("first-run")
+def first_run() -> Rendered:
+    """What a first laptop run costs: the base model's pretraining, as the arms experiment measured it."""
+    name = ARMS[1][0]
+    base = _base_models(name)
+    if not base:
+        return _missing("r1_zero_arms")
+    m = base["models"][0]
+    text = (
+        f"The first run of a recipe that starts from the base model pretrains it: a {m['num_params'] / 1e6:.2f}M-"
+        f"parameter Qwen2, {m['build']['pretrain']['steps']} steps on {m['build']['pretrain']['corpus']['n']} "
+        f"designed documents, {m['build_cpu_seconds'] / 60:.1f} CPU minutes "
+        f"({m['build_wall_seconds'] / 60:.1f} wall minutes on the shared 2-core machine that measured it). "
+        "Later runs load it from the cache."
+    )
+    return Rendered(text, sources=[source_line(f"results/{name}/base_model.json", base.get("provenance"))])
