@@ -59,6 +59,20 @@ KNOWN: dict[str, dict[str, Any]] = {
         "source": "huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json; layers/heads: Qwen2.5 technical "
         "report (arXiv:2412.15115) Table 1",
     },
+    "Qwen/Qwen3-8B-Base": {
+        "model_type": "qwen3",
+        "hidden_size": 4096,
+        "intermediate_size": 12288,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "tie_word_embeddings": False,
+        "source": "huggingface.co/Qwen/Qwen3-8B-Base/blob/main/config.json; the same dimensions are veRL's "
+        "FLOPs-counter test case for Qwen/Qwen3-8B (tests/utils/test_flops_counter.py, 'qwen3'), the "
+        "post-trained model of the same architecture (opd's teacher)",
+    },
     "deepseek-ai/deepseek-math-7b-instruct": {
         "model_type": "llama",
         "hidden_size": 4096,
