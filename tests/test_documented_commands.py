@@ -98,7 +98,9 @@ PLAN: dict[str, Plan] = {
     'make run RECIPE=dapo ENGINE=verl RUN_DIR=runs/my-dapo ARGS="kl=k3_0.01 rlvr.seed=3"': Plan(
         "fast", rc=2, error=r"engine=verl needs CUDA GPUs", why="no GPU here: the refusal is the promise"
     ),
-    'make preflight RECIPE=dapo ENGINE=verl ARGS="scale=gpu_node gpu_memory_gb=80"': Plan("fast"),
+    'make preflight RECIPE=dapo ENGINE=verl ARGS="scale=gpu_node gpu_memory_gb=80"': Plan(
+        "fast", rc=2, why="no hub here: its data check fails, naming the files (make data DATA=dapo_math_17k)"
+    ),
     'make run RECIPE=dapo ENGINE=local ARGS="actor_rollout_ref.model.path=/models/Qwen2.5-0.5B-Instruct '
     'trainer.total_training_steps=2 data.max_prompt_length=128"': Plan(
         "slow",
@@ -189,7 +191,7 @@ PLAN: dict[str, Plan] = {
         "slow", run="make budget MODEL={run_dir} BUDGETS=0,8 OUT=reports/budget"
     ),
     'make preflight RECIPE=<name> [ENGINE=verl] [ARGS="gpu_memory_gb=80 ..."]': Plan(
-        "fast", run="make preflight RECIPE=grpo ENGINE=verl"
+        "fast", run="make preflight RECIPE=grpo ENGINE=verl", rc=2, why="no hub here: the data check fails"
     ),
     "make bench-preflight": Plan("self", why="re-records results/preflight (a 100k-row dataset)"),
     'make rm-data MODEL=<policy> DATA=<parquet|run dir> OUT=<dir> [ARGS="mc_k=8 ..."]': Plan(
