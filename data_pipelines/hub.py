@@ -21,6 +21,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from core.cli import UsageError
 from core.registry import Registry
 from data_pipelines.clean import Deduper
 from data_pipelines.schema import RowError
@@ -196,6 +197,11 @@ def read_local(path: str | Path) -> Iterator[dict[str, Any]]:
         )
 
 
+class HubUnavailable(UsageError, RuntimeError):
+    """A hub dataset that could not be loaded (no network, gated, misspelled): the command says so
+    in one line with the fix (``data_path=``), not in a traceback."""
+
+
 def read_hub(spec: HubSpec, split: str) -> Iterator[dict[str, Any]]:
     """Raw rows of ``spec``'s ``split`` from the hub (needs network access)."""
     import datasets  # ~2 s; only reading from the hub needs it
@@ -203,7 +209,7 @@ def read_hub(spec: HubSpec, split: str) -> Iterator[dict[str, Any]]:
     try:
         ds = datasets.load_dataset(spec.hub_id, spec.config, split=spec.splits[split])
     except Exception as e:  # noqa: BLE001 - any hub failure gets the same remedy
-        raise RuntimeError(
+        raise HubUnavailable(  # no network, a gated set, a typo: the user's to fix, one line
             f"could not load {spec.hub_id} ({split}) from the hub: {type(e).__name__}: {e}. "
             f"Fix: download it elsewhere and pass data_path=<local .parquet/.jsonl>"
         ) from e

@@ -121,10 +121,11 @@ def test_duplicates_and_overlap_are_counted_exactly(ckpts, rows, tmp_path) -> No
 
 def test_known_architectures_match_their_published_sizes() -> None:
     """Exact counts of the table's architectures against the sizes the model cards publish."""
-    published = {  # billions: the Qwen2.5 model cards ("Number of Parameters"); DeepSeekMath paper: 7B
+    published = {  # billions: the Qwen2.5/Qwen3 model cards ("Number of Parameters"); DeepSeekMath paper: 7B
         "Qwen/Qwen2.5-7B": 7.61,
         "Qwen/Qwen2.5-Math-7B": 7.61,
         "Qwen/Qwen2.5-32B": 32.5,
+        "Qwen/Qwen3-8B-Base": 8.2,
         "deepseek-ai/deepseek-math-7b-instruct": 6.9,
     }
     assert set(published) == set(KNOWN)
