@@ -11,7 +11,9 @@ text. It answers either **directly** (one number) or **worked** (the chain of lo
 The answer sits in ``<think>...</think><answer>S</answer>`` (the RL prompt's R1-Zero format) only
 in a ``tag`` share of the documents; otherwise it is bare. Direct answers are off by 1-3 in a
 ``direct_noise`` share (per k: hasty answers to long sums are often wrong); worked ones are right
-(a ``fix`` repairs its slip). Defaults (mostly direct answers in chat, mostly worked ones in plain
+(a ``fix`` repairs its slip). No document asks a held-out question: the test split's
+partition (:func:`data_pipelines.tasks.chain_sum.split_terms`) is never written.
+Defaults (mostly direct answers in chat, mostly worked ones in plain
 text) are the laptop base model's design; they are parameters, not measurements. Not covered: other task families.
 """
 
@@ -21,7 +23,7 @@ import random
 
 from data_pipelines.corpus import FAMILIES, Doc
 from data_pipelines.corpus._mode import assistant_text, doc_meta, draw_mode, noise_levels
-from data_pipelines.tasks.chain_sum import draw_terms, peel, question
+from data_pipelines.tasks.chain_sum import peel, question, split_terms
 
 STYLES = ("peel", "check", "fix")
 
@@ -75,7 +77,7 @@ def write(
         "one value, or one per k",
     )
     ki = rng.randrange(len(ks))
-    terms = draw_terms(rng, ks[ki], lo, hi)
+    terms = split_terms(rng, "pretrain", [ks[ki]], lo, hi)  # never a held-out (test) prompt
     total, q = sum(terms), question(terms)
     mode = draw_mode(rng, chat, worked_chat, worked_plain, tag, tag_plain)
     worked = mode.worked
@@ -86,7 +88,7 @@ def write(
         answer, correct = total + rng.choice((-3, -2, -1, 1, 2, 3)), False
     body = worked_text(terms, style, rng) if worked else ""
     out = assistant_text(mode, body, str(answer))
-    meta = doc_meta("chain_sum", len(terms), mode, style, correct)
+    meta = {**doc_meta("chain_sum", len(terms), mode, style, correct), "question": q}
     tagged = mode.tagged
     if mode.chat:
         return Doc(q, out, meta)

@@ -27,6 +27,26 @@ def task_rng(task: str, seed: int, split: str) -> random.Random:
     return random.Random(derived_seed(task, seed, split))
 
 
+#: share of a task's prompt space reserved for its test split (see :func:`held_out`)
+HOLDOUT = 0.2
+
+
+def held_out(task: str, question: str, fraction: float = HOLDOUT) -> bool:
+    """Whether ``question`` belongs to ``task``'s held-out partition (a stable hash of the text).
+
+    A task that partitions its space draws test prompts only from it and train prompts and
+    pretraining documents only outside it, so its held-out accuracy is measured on prompts the
+    base model and the policy never read, whatever the sizes drawn.
+
+    >>> held_out("chain_sum", "3+5+2") == held_out("chain_sum", "3+5+2")
+    True
+    >>> sum(held_out("chain_sum", str(i)) for i in range(10000)) / 10000  # doctest: +ELLIPSIS
+    0.2...
+    """
+    digest = hashlib.sha256(f"heldout|{task}|{question}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") < fraction * 2**64
+
+
 def resolve_template(template: str | Template, accepted: tuple[str, ...], task: str) -> Template:
     """Look up ``template`` and check that ``task``'s verifier reads its answer format."""
     tpl = get_template(template)

@@ -17,12 +17,35 @@ import random
 from typing import Any
 
 from data_pipelines.tasks import TASKS
-from data_pipelines.tasks._common import make_row, resolve_template, task_rng
+from data_pipelines.tasks._common import held_out, make_row, resolve_template, task_rng
 
 
 def draw_terms(rng: random.Random, k: int, lo: int = 1, hi: int = 9) -> list[int]:
     """``k`` terms uniform in ``[lo, hi]``."""
     return [rng.randint(lo, hi) for _ in range(k)]
+
+
+def split_terms(
+    rng: random.Random, split: str, ks: list[int], lo: int, hi: int, seen: set[str] | None = None
+) -> list[int]:
+    """Terms for one prompt of ``split``: a test prompt from the held-out partition
+    (:func:`~data_pipelines.tasks._common.held_out`) and not in ``seen`` (test prompts are
+    distinct); any other split's prompt (and every pretraining document) from outside it.
+
+    Raises ``ValueError`` when the held-out partition has no unseen prompt left.
+    """
+    for _ in range(100_000):
+        terms = draw_terms(rng, rng.choice(ks), lo, hi)
+        q = question(terms)
+        if split != "test":
+            if not held_out("chain_sum", q):
+                return terms
+        elif held_out("chain_sum", q) and (seen is None or q not in seen):
+            return terms
+    raise ValueError(
+        f"[data] chain_sum ks={ks} lo={lo} hi={hi}: no distinct held-out prompt left after {len(seen or ())} "
+        "(fix: fewer test rows, local.task.val_n / n_test, or a wider task: more ks or a larger hi)"
+    )
 
 
 def question(terms: list[int]) -> str:
@@ -67,7 +90,12 @@ def generate(
     lo: int = 1,
     hi: int = 9,
 ) -> list[dict[str, Any]]:
-    """``n`` rows; each picks k uniformly from ``ks`` (default 2..8); deterministic in (seed, split, params)."""
+    """``n`` rows; each picks k uniformly from ``ks`` (default 2..8); deterministic in (seed, split, params).
+
+    The test split's prompts are distinct and come from the held-out partition, every other
+    split's from outside it (:func:`split_terms`), so train and test never share a prompt and
+    prefix-stable in ``n``. When a short k's held-out prompts run out, test rows draw longer ks.
+    """
     ks = [int(k) for k in (ks or range(2, 9))]
     if not ks or any(k < 2 or k > 16 for k in ks):
         raise ValueError(f"[data] chain_sum ks must be a non-empty list of 2..16, got {ks}")
@@ -75,9 +103,11 @@ def generate(
         raise ValueError(f"[data] chain_sum needs 0 <= lo ({lo}) <= hi ({hi}) <= 9 (single-digit terms)")
     tpl = resolve_template(template, ("answer_tag",), "chain_sum")
     rng = task_rng("chain_sum", seed, split)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for i in range(n):
-        terms = draw_terms(rng, rng.choice(ks), lo, hi)
+        terms = split_terms(rng, split, ks, lo, hi, seen)
+        seen.add(question(terms))
         rows.append(
             make_row(
                 data_source="arithmetic",

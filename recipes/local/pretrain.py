@@ -42,6 +42,7 @@ CODE = (
     "core/model.py",
     "core/sampler.py",
     "data_pipelines/corpus",
+    "data_pipelines/tasks/_common.py",
     "data_pipelines/tasks/chain_sum.py",
     "data_pipelines/tasks/overtime_pay.py",
     "data_pipelines/templates.py",
