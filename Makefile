@@ -76,7 +76,7 @@ eval: setup ## pass@k / maj@k evaluation: make eval MODEL=<path|run dir> DATA=<p
 	$(PY) -m analysis.evaluate model=$(MODEL) data=$(DATA) $(if $(N),n=$(N)) $(if $(K),k=[$(K)]) $(if $(OUT),out=$(OUT)) $(ARGS)
 
 budget: setup ## Thinking-budget curve (seed 002): make budget MODEL=<checkpoint|run dir> [BUDGETS=0,8,32] [OUT=dir]
-	$(PY) -m benchmarks.budget model=$(MODEL) $(if $(BUDGETS),budgets=[$(BUDGETS)]) $(if $(OUT),out=$(OUT)) $(ARGS)
+	$(PY) -m experiments.budget model=$(MODEL) $(if $(BUDGETS),budgets=[$(BUDGETS)]) $(if $(OUT),out=$(OUT)) $(ARGS)
 
 diagnose: setup ## RLVR diagnostic checklist for a run: make diagnose RUN=<run dir>
 	$(PY) -m analysis.diagnose run=$(RUN) $(if $(OUT),out=$(OUT)) $(ARGS)
@@ -110,11 +110,14 @@ sweep: setup ## Ablation sweep as a Hydra multirun: make sweep SWEEP=<name> [REC
 	$(PY) -m recipes.sweep sweep=$(SWEEP) $(if $(filter command line,$(origin RECIPE)),recipe=$(RECIPE)) $(if $(SCALE),scale=$(SCALE)) $(ARGS)
 
 docs: setup ## Regenerate README.md's and docs/'s generated blocks and figures from results/ and conf/
-	$(PY) -m benchmarks.docs $(ARGS)
+	$(PY) -m docgen $(ARGS)
 
 results: setup ## Re-run one experiment the docs cite into results/: make results NAME=<experiment> (NAME= lists them)
 	$(if $(filter bench_engine%,$(NAME)),$(PIP) install -q "trl==1.16.0")
-	$(PY) -m benchmarks.experiments $(if $(NAME),name=$(NAME),list=true) $(if $(ARGS),args="[$(shell echo $(ARGS) | sed 's/ /,/g')]")
+	$(PY) -m experiments.registry $(if $(NAME),name=$(NAME),list=true) $(if $(ARGS),args="[$(shell echo $(ARGS) | sed 's/ /,/g')]")
+
+reproduce: setup ## Re-run seed 0 of each headline experiment from an empty cache; fresh vs committed: make reproduce [NAMES=a,b] [OUT=dir]
+	$(PY) -m experiments.reproduce $(if $(NAMES),names=[$(NAMES)]) $(if $(OUT),out=$(OUT))
 
 pipeline: setup ## Multi-stage pipeline: make pipeline PIPELINE=r1|distill
 	$(PY) -m recipes.pipeline pipeline=$(PIPELINE) $(ARGS)

@@ -12,9 +12,9 @@ predicted direction, the smallest effect of interest and an optional control swe
   the curves of the logged metrics, wall and CPU time). Runs of an earlier recording that are not
   in the directory are removed, so the folder mirrors one sweep.
 - :func:`load_sweep` reads that folder back as :class:`SweepResult` (what the docs render:
-  ``analysis.ablations_doc``).
+  ``docgen.ablations``).
 
-Does not run anything or compute statistics (``analysis.ablations_doc`` does).
+Does not run anything or compute statistics (``analysis.stats`` and ``analysis.metrics`` do).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import rewards
-from analysis.checks_curves import length_by_correctness
+from analysis.diagnose.curves import length_by_correctness
 from analysis.results_io import run_record
 from core import results
 from core.cli import hydra_main

@@ -34,7 +34,7 @@ from core.data import Prompt, chat_ids, read_rows, sha256_file
 from core.runs import Run
 from core.sampling import Settings, auto_sampler_name, decode, make_sampler, score_text
 from rewards import compute_score
-from rewards.normalize import clean, parse_number
+from rewards.math.normalize import clean, parse_number
 
 Scorer = Callable[[str, str, str, dict[str, Any]], dict[str, Any]]
 
@@ -95,7 +95,7 @@ def score_table(
 
 def vote_key(pred: Any) -> str | None:
     """The form answers are grouped by for maj@k: the exact number if ``pred`` parses as one
-    (``0.5``, ``1/2`` and ``\\frac{1}{2}`` vote together), else ``rewards.normalize.clean(pred)``.
+    (``0.5``, ``1/2`` and ``\\frac{1}{2}`` vote together), else ``rewards.math.normalize.clean(pred)``.
     Symbolically equal non-numbers (``\\sqrt{12}`` vs ``2\\sqrt{3}``) stay separate votes."""
     if pred is None or not str(pred).strip():
         return None

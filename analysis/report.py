@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from omegaconf import DictConfig
 
-from analysis.checks_curves import length_by_correctness
+from analysis.diagnose.curves import length_by_correctness
 from analysis.metrics import hedges_g, t_ci, welch_diff_ci
 from analysis.panels import panels_for
 from analysis.render import Document, Section, Table, fmt

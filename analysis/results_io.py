@@ -38,6 +38,17 @@ def _val_curves(run: Run) -> list[str]:
     return sorted(k for k in run.metrics if k.startswith(("val-core/", "val-aux/")) and k.endswith("mean@1"))
 
 
+def model_key(model_dir: str | None) -> dict[str, Any] | None:
+    """What identifies a cached model the run started from: its build key (builder, code hash,
+    settings, arithmetic) and the sha256 of its weights, from its ``rlvr_meta.json``; None for a
+    model the project did not build."""
+    meta = Path(str(model_dir or ""), "rlvr_meta.json")
+    if not model_dir or not meta.is_file():
+        return None
+    m = json.loads(meta.read_text())
+    return {"build": m.get("build"), "weights_sha256": m.get("weights_sha256")}
+
+
 def run_record(
     run_dir: str | Path,
     *,
@@ -66,6 +77,11 @@ def run_record(
             "git_dirty": manifest.get("git_dirty"),
             "versions": manifest.get("versions"),
             "started": manifest.get("started"),
+            # the cache entries the run used: its data files' and its model's hashes
+            "data_sha256": {
+                "/".join(Path(f).parts[-2:]): h for f, h in (manifest.get("data_hashes") or {}).items()
+            },
+            "model": model_key(json.loads(summ_path.read_text()).get("model")),
         },
         "wall_s": summary.get("minutes", float("nan")) * 60,
         "cpu_s": summary.get("cpu_minutes", float("nan")) * 60,

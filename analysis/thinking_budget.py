@@ -24,6 +24,9 @@ where it stops rising (the first budget not significantly below the peak, by a p
 over prompts), how much it rose to there, and whether the largest budget is significantly below
 the peak (a fall). Not covered: soft budgets (asking for fewer words), s1's "Wait" extension
 (``analysis.budget``), budgets on models whose reasoning has no closing marker.
+
+:func:`draw` (one panel per model, a line per difficulty level) and :func:`curve_table` (accuracy
+per level x budget) show a recorded curve: ``make budget`` writes them, and the docs render them.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from analysis.metrics import bootstrap_ci, t_ci
+from analysis.render import Table
 from core.data import Prompt
 from core.sampling import Sampler, score_text
 
@@ -265,3 +269,51 @@ def across_seeds(curves: dict[int, dict[str, Any]]) -> dict[str, Any]:
         for i in range(len(seeds))
     )
     return {"seeds": seeds, "groups": groups, "ordered_seeds": ordered}
+
+
+# --- the curve as a figure and a table (``make budget``'s PNG, the docs' block) -----------------
+
+LABELS = {
+    "base": "base model (before RL)",
+    "rl": "after RL",
+    "rl_seeds": "after RL: mean over RL seeds (95% t band)",
+}
+
+
+def by_budget(group: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """A curve's ``(budget, cell)`` pairs in budget order (results files sort keys as strings)."""
+    return sorted(((int(b), v) for b, v in group["budgets"].items()), key=lambda bv: bv[0])
+
+
+def draw(models: dict[str, Any]) -> Any:
+    """One panel per model: accuracy against the budget, a line (and 95% band) per difficulty level."""
+    import matplotlib.pyplot as plt  # only drawing needs it (the caller sets the backend)
+
+    fig, axes = plt.subplots(1, len(models), figsize=(5.2 * len(models), 3.6), sharey=True, squeeze=False)
+    for ax, (label, m) in zip(axes[0], models.items(), strict=True):
+        for name, g in m["groups"].items():
+            xs, cells = zip(*by_budget(g), strict=True)
+            style = {"color": "black", "lw": 2.2} if name == "all" else {"lw": 1.2}
+            line = ax.plot(xs, [v["acc"] for v in cells], "o-", ms=3, label=name, **style)[0]
+            lo, hi = [v["lo"] for v in cells], [v["hi"] for v in cells]
+            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.12)
+        ax.set(
+            xlabel="thinking budget N (reasoning tokens)", title=LABELS.get(label, label), ylim=(-0.02, 1.02)
+        )
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("held-out accuracy (T=1)")
+    axes[0][-1].legend(fontsize=7, title="difficulty", title_fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def curve_table(m: dict[str, Any]) -> str:
+    """Markdown: one model's accuracy [95% CI] per level x budget and the share each budget cut."""
+    groups = m["groups"]
+    budgets = [b for b, _ in by_budget(groups["all"])]
+    rows = [
+        [g, *[f"{v['acc']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" for _, v in by_budget(groups[g])]]
+        for g in groups
+    ]
+    rows.append(["share cut (all)", *[f"{v['cut_share']:.2f}" for _, v in by_budget(groups["all"])]])
+    return Table(["level", *[f"N={b}" for b in budgets]], rows).markdown()

@@ -14,7 +14,7 @@ Run: ``python -m benchmarks.bench_rewards`` (``make bench-rewards``, ``make resu
 
 **Levels.** Every held-out case is scored at both levels, by every scorer:
 - ``answer``: the row's response is an answer string, compared with the gold by each scorer's
-  answer layer -- ours: ``rewards.equiv.equivalent`` (what ``compute_score`` runs after extraction),
+  answer layer -- ours: ``rewards.math.equiv.equivalent`` (what ``compute_score`` runs after extraction),
   both strings read as stored answers (``gold_answer``: a ``\\boxed{}`` is opened); math-verify:
   ``parse`` + ``verify`` on both (a string with no ``$`` and no box is wrapped in ``\\boxed{}``);
   veRL's scorers: their ``compute_score`` on ``\\boxed{answer}``;
@@ -87,7 +87,7 @@ def _boxed(s: str) -> str:
 
 def _scorers(tolerance: float) -> dict[str, Scorer]:  # noqa: C901 - one closure per scorer
     import rewards  # here: the verifier loads in the process that measures it
-    from rewards.equiv import equivalent  # here: the verifier loads in the process that measures it
+    from rewards.math.equiv import equivalent  # here: the verifier loads in the process that measures it
     from rewards.registry import resolve  # here: the verifier loads in the process that measures it
     from rewards.sources.math import gold_answer  # here: the verifier loads in the process that measures it
 
@@ -154,7 +154,7 @@ def _pass(
 ) -> list[tuple[bool, float]]:
     """Verdict and wall seconds per row; with ``cpu``, also CPU seconds per row (this process + the worker);
     with ``cut``, 1.0 for a row whose last comparison was cut by the time limit (ours only), else 0.0."""
-    from rewards.scalars import timed_out  # here: in the measured process, after the worker pool is reset
+    from rewards.math.scalars import timed_out  # here: in the measured process, after the pool is reset
     from rewards.worker import take_cpu_s  # here: in the measured process, after the worker pool is reset
 
     out = []

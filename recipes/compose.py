@@ -65,5 +65,5 @@ def diff(
 
 def laptop_scale(cfg: DictConfig) -> str:
     """The recipe's own laptop profile (``rlvr.laptop_scale``: ``laptop_base`` for recipes that start
-    from a base model in their papers), ``laptop`` when the recipe names none."""
-    return str(cfg.rlvr.get("laptop_scale") or "laptop")
+    from a base model in their papers; ``conf/config.yaml``'s default, ``laptop``, otherwise)."""
+    return str(cfg.rlvr.laptop_scale)

@@ -82,41 +82,58 @@ def _multirun_dir() -> Path | None:
     return None
 
 
+def force_local(overrides: list[str]) -> list[str]:
+    """``local.*`` overrides force-added (``++``): they may name sections only a scale profile fills
+    (``local.task.train_n=64`` before ``scale=laptop`` is chosen). A typo cannot slip through:
+    validate() checks ``local`` against its schema and names unknown keys. Idempotent."""
+    return [f"++{o}" if o.startswith("local.") else o for o in overrides]
+
+
 def prepare_config(
-    overrides: list[str], changes: bool = True
+    overrides: list[str], changes: bool = True, cfg: DictConfig | None = None
 ) -> tuple[DictConfig, str, list[tuple], list[str]]:
-    """Compose + pick the engine + apply the scale profile; returns (cfg, engine, scale_changes, overrides)
-    (``changes=False``: the scale's changes are not listed, one composition fewer)."""
-    # `local.*` knobs may name sections only a scale profile fills (local.task with scale=laptop): they are
-    # force-added (``++``) and left out of the first composition, which only decides the engine. A typo
-    # cannot slip through: validate() checks `local` against its schema and names unknown keys.
-    overrides = [f"++{o}" if o.startswith("local.") else o for o in overrides]
-    cfg = compose([o for o in overrides if not _key(o).startswith("local.")])
+    """Pick the engine and apply the scale profile; returns (cfg, engine, scale_changes, overrides).
+
+    ``cfg``: the config already composed from ``overrides`` (``@hydra.main``'s), else composed here.
+    One more composition only where a scale profile is in effect: the scaled config when the local
+    engine picks the recipe's laptop scale (the given config is then the published one the changes
+    are listed against), or the published config when a scale was given (``changes=False``: the
+    scale's changes are not listed, and it is not composed)."""
+    overrides = force_local(overrides)
+    cfg = compose(overrides) if cfg is None else cfg
     engine = resolve_engine(cfg.engine.name)
+    published = None
     if engine == "local" and not any(_key(o) == "scale" for o in overrides):
-        given = given_model(overrides)
-        model = (
-            f"the checkpoint {given} as is, with its own tokenizer and chat template"
-            if given
-            else "a ~1M-parameter model built locally"
-        )
-        # a given checkpoint keeps the plain laptop profile (no base model to build)
-        laptop = "laptop" if given else laptop_scale(cfg)
-        if laptop == "laptop_base":
-            model = "a tiny base model pretrained locally on a designed corpus, on chain sums"
-        elif not given:
-            model += ", on the embedded arithmetic task"
-        log(
-            f"[scale] engine=local and no scale given: using scale={laptop} ({model}; the recipe's "
-            "algorithmic settings are kept). Pass scale=... to change."
-        )
-        overrides = [*overrides, f"scale={laptop}"]
-    cfg = compose(overrides)
+        laptop = _announce_laptop_scale(cfg, overrides)
+        published, overrides = cfg, [*overrides, f"scale={laptop}"]
+        cfg = compose(overrides)
     scale_changes: list[tuple] = []
     if changes and cfg.rlvr.scale is not None:
-        published = compose([o for o in overrides if _key(o) != "scale"])
+        if published is None:
+            published = compose([o for o in overrides if _key(o) != "scale"])
         scale_changes = diff(published, cfg)
     return cfg, engine, scale_changes, overrides
+
+
+def _announce_laptop_scale(cfg: DictConfig, overrides: list[str]) -> str:
+    """The scale the local engine applies when none is given (logged with what it runs)."""
+    given = given_model(overrides)
+    model = (
+        f"the checkpoint {given} as is, with its own tokenizer and chat template"
+        if given
+        else "a ~1M-parameter model built locally"
+    )
+    # a given checkpoint keeps the plain laptop profile (no base model to build)
+    laptop = "laptop" if given else laptop_scale(cfg)
+    if laptop == "laptop_base":
+        model = "a tiny base model pretrained locally on a designed corpus, on chain sums"
+    elif not given:
+        model += ", on the embedded arithmetic task"
+    log(
+        f"[scale] engine=local and no scale given: using scale={laptop} ({model}; the recipe's "
+        "algorithmic settings are kept). Pass scale=... to change."
+    )
+    return laptop
 
 
 def _resolved(cfg: DictConfig, key: str, written: object) -> str:
@@ -127,19 +144,20 @@ def _resolved(cfg: DictConfig, key: str, written: object) -> str:
     return str(written) if value is None else f"{value}  (= {written})"
 
 
-def run(overrides: list[str]) -> int:
-    """Compose, validate, record and launch one run; returns a process exit code."""
+def run(overrides: list[str], cfg: DictConfig | None = None) -> int:
+    """Validate, record and launch one run; returns a process exit code. ``cfg``: the config composed
+    from ``overrides`` (``@hydra.main``'s), else composed here (:func:`prepare_config`)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never block on the hub while validating
     typed = list(overrides)  # as the user typed them: their problems are listed first
     try:
-        cfg, engine, changes, overrides = prepare_config(overrides)
+        cfg, engine, changes, overrides = prepare_config(overrides, cfg=cfg)
     except ValueError as e:
         return _refused(str(e))
     run_dir = (
         Path(cfg.run_dir) if cfg.run_dir else (_multirun_dir() or default_run_dir(cfg, overrides, engine))
     )
-    cfg = compose([*[o for o in overrides if _key(o) != "run_dir"], f"run_dir={run_dir}"])
     with open_dict(cfg):
+        cfg.run_dir = str(run_dir)
         cfg.engine.name = engine
     log(
         f"[recipe] {cfg.rlvr.recipe}  [engine] {engine}  [scale] {cfg.rlvr.scale or 'published'}  [run_dir] {run_dir}"
@@ -194,7 +212,7 @@ def _launch(cfg: DictConfig, run_dir: Path, engine: str, overrides: list[str], c
     run_dir.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     if engine == "verl":
-        if cfg.get("preflight", True) and not _preflight_passes(cfg, run_dir):
+        if cfg.preflight and not _preflight_passes(cfg, run_dir):
             return 2
         cmds = prepare(cfg, run_dir)
     else:
@@ -270,7 +288,7 @@ def main(cfg: DictConfig) -> None:
         log(
             f"note: no recipe=... given; composing the bare defaults. Recipes: {', '.join(options('recipe'))}"
         )
-    code = run(overrides)
+    code = run(overrides, cfg)
     if code:
         sys.exit(code)
 
@@ -289,9 +307,8 @@ def precheck(argv: list[str]) -> str | None:
 
 
 if __name__ == "__main__":
-    # `local.task.*` exists only once the laptop profile is chosen, which happens after Hydra composes:
-    # force-add local.* knobs (validate() rejects unknown ones by name) so `local.task.train_n=64` works.
-    sys.argv = [f"++{a}" if a.startswith("local.") else a for a in sys.argv]
+    # `local.task.*` exists only once the laptop profile is chosen, which happens after Hydra composes
+    sys.argv = force_local(sys.argv)
     if (problem := precheck(sys.argv[1:])) is not None:
         log(f"error: {problem}\nnothing was launched.")
         sys.exit(2)

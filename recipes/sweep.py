@@ -13,7 +13,7 @@ with a launcher (local: joblib, two processes on a 2-core machine; clusters: ``l
 through submitit or ``launcher=ray_cluster`` through hydra-ray-launcher) into
 ``multirun/<name>-<time>/``, record the wall time in ``sweep.json`` there, record the finished runs
 in ``results/sweep-<name>/`` (``analysis.ablations.record_sweep``), regenerate the docs' sweep blocks
-from ``results/`` (``refresh_docs``: docs/ablations.md and README's overview, as ``make docs`` does), and
+from ``results/`` (``refresh_docs``: docs/ablations.md and README's overview, through ``python -m docgen``), and
 finish with ``python -m analysis.report sweep=<dir>``. Before it prints the plan, every arm is composed
 and validated as ``recipes.run`` will (``check_arms``): an arm that would be refused stops the sweep
 before anything is created. ``plan=true`` prints the arms only. A failed multirun says which job
@@ -46,11 +46,10 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from analysis import ablations_doc  # noqa: F401  (registers the sweep blocks refresh_docs renders)
 from analysis.ablations import experiment_name, record_sweep
-from analysis.docgen import REPO, SECTIONS, generate
 from core.cli import hydra_main, route_argv
 from core.compose import context as compose_context
+from core.results import REPO
 from core.sweeps import load as sweep_spec
 from recipes.compose import check_choice, compose, laptop_scale
 
@@ -321,11 +320,21 @@ def failure(name: str, out: Path, runs: int, code: int) -> str:
     return f"{what}. No run finished ({out} holds only the sweep's record); fix the error and start the sweep again"
 
 
+#: The docs blocks that render the sweeps: docs/ablations.md's ``ablation-<sweep>`` and README's overview.
+SWEEP_BLOCKS = ("ablations-overview", "ablation-*")
+
+
 def refresh_docs(root: Path = REPO) -> list[str]:
     """Regenerate the blocks that render the sweeps from ``results/`` (every ``ablation-<sweep>``
-    block of docs/ablations.md and README's ``ablations-overview``); returns what changed."""
-    blocks = [n for n in SECTIONS.names() if n == "ablations-overview" or n.startswith("ablation-")]
-    return generate(root=root, only=blocks)
+    block of docs/ablations.md and README's ``ablations-overview``) by running ``python -m docgen``
+    on them (the docs generator sits above every package); returns what changed."""
+    cmd = [sys.executable, "-m", "docgen", f"root={root}", f"sections=[{','.join(SWEEP_BLOCKS)}]"]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed (exit {done.returncode}):\n{done.stderr}")
+    return [
+        line.removeprefix("updated: ") for line in done.stdout.splitlines() if line.startswith("updated: ")
+    ]
 
 
 def results_experiment(name: str, extra: list[str], setting: str | None) -> str | None:

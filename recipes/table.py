@@ -1,24 +1,21 @@
-"""The README's recipe table and docs/provenance.md, generated from ``conf/`` and ``recipes/official/``.
+"""The recipe table: one row per recipe, composed from ``conf/``.
 
-Both are docs sections (``analysis.docgen``): ``recipes-table`` (one row per recipe) and
-``recipes-provenance`` (every recipe's official settings key by key, from ``recipes/official/``,
-next to what the recipe does with each); ``make docs`` writes them between their markers and a
-test fails if they are stale, so the documentation cannot drift from the configs. A cell marked †
+:func:`table` is the Markdown table (the project's renderer, ``analysis.render``); a cell marked †
 holds a value the recipe deliberately takes from elsewhere than its method's official setting
 (``rlvr.deviations``); the last column names every deviated key. ``python -m recipes.table``
-prints the table (a Hydra app: ``conf/command/table.yaml``).
+prints it (a Hydra app: ``conf/command/table.yaml``); ``make docs`` writes it into README.md (the
+``recipes-table`` block, ``docgen.recipes``) and a test fails if it is stale, so the documentation
+cannot drift from the configs. Does not write any file.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from analysis.docgen import SECTIONS, Rendered
 from analysis.render import Table
 from core.cli import hydra_main
-from recipes import official
 from recipes.compose import compose, options
 
 HEADER = [
@@ -115,56 +112,11 @@ def table() -> str:
     return Table(HEADER, [row(r) for r in options("recipe")]).markdown()
 
 
-def _fmt(value: object) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value).replace("|", "/")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "/")
-
-
-def provenance_section(recipe: str) -> str:
-    """One recipe's official settings (recipes/official/<recipe>.yaml) against the composed recipe."""
-    t = official.load(recipe)
-    cfg = compose([f"recipe={recipe}"])
-    dev = dict(cfg.rlvr.get("deviations") or {})
-    lines = [f"## `{recipe}`: {t.method}", ""]
-    lines += [f"- {pid}: {_one_line(ref)}" for pid, ref in t.papers.items()]
-    lines += [
-        f"- Steps (the source counts {t.steps.get('source_counts')}): {_one_line(t.steps.get('note', ''))}",
-        "",
-    ]
-    lines += ["| key | official value | source | this recipe |", "|---|---|---|---|"]
-    for key, e in t.keys.items():
-        got = OmegaConf.select(cfg, key)
-        got = OmegaConf.to_container(got) if OmegaConf.is_config(got) else got
-        src = "<br>".join(f"`{c}`" if "@" in c else c for c in (e.source, *e.also))
-        value = _fmt(e.value) + (f" ({_one_line(e.note)})" if e.note else "")
-        mine = f"**deviation**: {_fmt(got)}; {_one_line(dev[key])}" if key in dev else "same, cited"
-        lines.append(f"| `{key}` | {value} | {src} | {mine} |")
-    if t.unstated:
-        lines += ["", "Left open by the sources:", ""]
-        lines += [f"- `{k}`: {_one_line(v)}" for k, v in t.unstated.items()]
-    return "\n".join(lines)
-
-
-def provenance_doc() -> str:
-    """The body of docs/provenance.md: every recipe's official settings against the recipe."""
-    return "\n\n".join(provenance_section(r) for r in options("recipe")) + "\n"
-
-
 def command(args: DictConfig) -> int:
     """Print the fresh table (``make docs`` writes it into README.md)."""
     print(table())
     return 0
 
-
-SECTIONS.add("recipes-table", lambda: Rendered(table()))
-SECTIONS.add("recipes-provenance", lambda: Rendered(provenance_doc()))
 
 main = hydra_main("command", "table", command)
 

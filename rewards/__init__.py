@@ -45,7 +45,7 @@ What it does not do: the DAPO overlong penalty (it needs token counts: the local
 
 from __future__ import annotations
 
-import math
+from math import isfinite, isnan, nan  # not `import math`: `math` here is the subpackage rewards.math
 from typing import Any
 
 from rewards import shaping
@@ -72,7 +72,7 @@ MAX_RESPONSE_CHARS = 4_000_000  # far beyond any generation budget; longer text 
 
 def _check_weight(name: str, w: float) -> float:
     w = float(w)
-    if not (0.0 <= w <= MAX_SHAPING_WEIGHT) or math.isnan(w):
+    if not (0.0 <= w <= MAX_SHAPING_WEIGHT) or isnan(w):
         raise ValueError(
             f"[reward.custom_reward_function.reward_kwargs] {name} ({w}) must be in [0, {MAX_SHAPING_WEIGHT}]: "
             "a shaping term must stay well below the accuracy reward (1.0)"
@@ -84,8 +84,8 @@ def _check_incorrect(x: float) -> float:
     try:
         v = float(x)
     except (TypeError, ValueError):
-        v = math.nan
-    if not (math.isfinite(v) and v < 1.0):
+        v = nan
+    if not (isfinite(v) and v < 1.0):
         raise ValueError(
             f"[reward.custom_reward_function.reward_kwargs] incorrect_score ({x}) must be a finite number < 1 "
             "(the score of a credited answer); DAPO's -1/+1 is incorrect_score=-1.0"
@@ -97,8 +97,8 @@ def _check_rel_tol(x: float) -> float:
     try:
         v = float(x)
     except (TypeError, ValueError):
-        v = math.nan
-    if not (math.isfinite(v) and 0.0 <= v < 1.0):
+        v = nan
+    if not (isfinite(v) and 0.0 <= v < 1.0):
         raise ValueError(
             f"[reward.custom_reward_function.reward_kwargs] rel_tol ({x}) must be in [0, 1); 0 = exact answers only"
         )

@@ -3,7 +3,7 @@
 Reads one JSON request per line on stdin, runs one of the operations in ``OPS`` and writes one
 JSON reply per line (with the CPU seconds the operation used) on the original stdout (``sys.stdout`` is redirected to stderr so nothing
 else can corrupt the channel). Says ready as soon as SymPy is imported (~0.3 s) and warms the
-LaTeX parser and its comparison paths with ``rewards.warm_forms.WARMUP`` and ``WARM_PAIRS`` in idle time, between requests. Limits its own address space. Runs no model text as code: the
+LaTeX parser and its comparison paths with ``rewards.math.warm_forms.WARMUP`` and ``WARM_PAIRS`` in idle time, between requests. Limits its own address space. Runs no model text as code: the
 operations only parse LaTeX into SymPy objects.
 """
 
@@ -25,7 +25,7 @@ def main() -> None:
         pass
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     sys.stdout = sys.stderr
-    from rewards.symbolic import OPS, WARM_PAIRS, WARMUP, warm_one  # in the worker, after its limits are set
+    from rewards.math.symbolic import OPS, WARM_PAIRS, WARMUP, warm_one  # after the worker set its limits
 
     out.write(b'{"ready": true}\n')
     # Warm the parser in idle time, one expression at a time, so a request never waits long.

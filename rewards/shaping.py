@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from rewards.extract import split_think
+from rewards.math.extract import split_think
 
 _FORMAT = re.compile(r"\s*<think>(.*?)</think>\s*<answer>(.*?)</answer>\s*", re.DOTALL)
 _TAGS = ("<think>", "</think>", "<answer>", "</answer>")

@@ -1,7 +1,10 @@
 """The shape of the code: arrows between packages point down, and modules and functions stay small.
 
-``analysis -> data_pipelines -> rewards -> core`` (``recipes`` and ``benchmarks`` may use all);
-no import cycle between top-level packages, counting imports inside functions too; an import
+``analysis -> data_pipelines -> rewards -> core``; ``recipes`` may use those, ``benchmarks``
+(measurements) and ``experiments`` (the drivers behind ``make results``) those and ``recipes`` but
+not each other, and ``docgen`` (the docs generator) sits on top: it may use every package and no
+package imports it (tests aside). No import cycle between top-level packages, nor between modules
+of the project, counting imports inside functions too; an import
 inside a function says why on its line (it buys start-up time, or the module is optional); no
 function over 80 lines. A module over 400 lines is a warning for review, never a failure: a module
 is split where its meaning splits, not to meet a line count. Read from the source with ``ast``, so a
@@ -17,7 +20,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("core", "rewards", "data_pipelines", "analysis", "recipes", "benchmarks")
+PACKAGES = ("core", "rewards", "data_pipelines", "analysis", "recipes", "benchmarks", "experiments", "docgen")
 #: What each package may import (beyond itself).
 ALLOWED = {
     "core": set(),
@@ -26,7 +29,11 @@ ALLOWED = {
     "analysis": {"core", "rewards", "data_pipelines"},
     "recipes": {"core", "rewards", "data_pipelines", "analysis"},
     "benchmarks": {"core", "rewards", "data_pipelines", "analysis", "recipes"},
+    "experiments": {"core", "rewards", "data_pipelines", "analysis", "recipes"},
+    "docgen": {"core", "rewards", "data_pipelines", "analysis", "recipes", "benchmarks", "experiments"},
 }
+#: The top floor: imported by no package (tests may).
+TOP = "docgen"
 #: Exempt from the size and comment rules (none: every package is held to them).
 OWNED_ELSEWHERE: tuple[str, ...] = ()
 
@@ -80,6 +87,79 @@ def test_no_cycle_between_packages() -> None:
 
     cycles = [p for p in PACKAGES if reaches(p, p)]
     assert not cycles, f"packages on an import cycle: {cycles} ({graph})"
+
+
+def test_nothing_imports_the_top() -> None:
+    """``docgen`` renders the docs from everything; no package imports it (``recipes.sweep`` runs it)."""
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {TOP}"
+        for path in _sources()
+        if path.relative_to(ROOT).parts[0] != TOP
+        for line, top, _ in _imports(path)
+        if top == TOP
+    ]
+    assert not wrong, "imports of the top package:\n" + "\n".join(wrong)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Project module -> the project modules it imports (inside functions too; ``from p import m``
+    counts module ``p.m`` when it is one, else ``p``)."""
+    modules = {_module_name(p): p for p in _sources()}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*up, base] if base else up)
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            for t in targets:
+                while t and t not in modules:  # ``import a.b.c`` of a non-module attribute: its module
+                    t = t.rpartition(".")[0]
+                if t and t != name:
+                    graph[name].add(t)
+    return graph
+
+
+def test_no_cycle_between_modules() -> None:
+    """No two project modules import each other, directly or round a longer loop (Tarjan's SCCs)."""
+    graph, index, low, stack, on, cycles = _module_graph(), {}, {}, [], set(), []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            scc = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                scc.append(w)
+                if w == v:
+                    break
+            if len(scc) > 1:
+                cycles.append(sorted(scc))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not cycles, "modules on an import cycle:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
 def test_function_level_imports_say_why() -> None:

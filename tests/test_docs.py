@@ -3,29 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-import analysis.docsections  # noqa: F401  (registers its sections)
-import benchmarks.doc_sections  # noqa: F401  (registers its sections)
-import benchmarks.r1_zero_doc  # noqa: F401  (registers its sections)
-import benchmarks.thinking_budget_doc  # noqa: F401  (registers its section)
-from analysis import docgen
-from benchmarks.experiments import EXPERIMENTS
+from docgen import blocks, engine, recipe_pages
+from experiments.registry import EXPERIMENTS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_generated_blocks_and_figures_are_fresh() -> None:
-    stale = docgen.generate(check=True)
+    stale = blocks.generate(check=True)
     assert not stale, f"stale generated docs (run `make docs`): {stale}"
 
 
 def test_every_block_names_a_registered_section() -> None:
-    for doc in docgen.documents():
-        for m in docgen.BLOCK.finditer(doc.read_text(encoding="utf-8")):
-            assert m.group("name") in docgen.SECTIONS, f"{doc}: unknown block {m.group('name')}"
+    for doc in engine.documents():
+        for m in engine.BLOCK.finditer(doc.read_text(encoding="utf-8")):
+            assert m.group("name") in blocks.SECTIONS, f"{doc}: unknown block {m.group('name')}"
 
 
 @pytest.mark.parametrize(
@@ -40,5 +37,49 @@ def test_every_results_file_names_its_commit_and_command(path: Path) -> None:
 def test_every_results_folder_has_a_command_that_writes_it() -> None:
     for folder in sorted(p for p in (ROOT / "results").iterdir() if p.is_dir()):
         assert folder.name in EXPERIMENTS, (
-            f"results/{folder.name}: no experiment registered in benchmarks.experiments"
+            f"results/{folder.name}: no experiment registered in experiments.registry"
         )
+
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+
+
+def _headings(path: Path) -> set[str]:
+    """GitHub's anchors of a Markdown file's headings (outside code blocks; repeats get -1, -2 ...)."""
+    seen: dict[str, int] = {}
+    out = set()
+    for line in FENCE.sub("", path.read_text(encoding="utf-8")).splitlines():
+        m = re.match(r"#{1,6}\s+(.*)", line)
+        if not m:
+            continue
+        base = recipe_pages.slug(m.group(1))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+@pytest.mark.parametrize("doc", engine.documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_and_anchor_resolves(doc: Path) -> None:
+    """A link of README.md or docs/ to a file of the repository names a file that exists, and its
+    ``#anchor`` a heading of that file."""
+    bad = []
+    for target in LINK.findall(FENCE.sub("", doc.read_text(encoding="utf-8"))):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (doc.parent / path).resolve() if path else doc
+        if not dest.exists():
+            bad.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in _headings(dest):
+            bad.append(f"{target}: no heading #{anchor} in {dest.relative_to(ROOT)}")
+    assert not bad, f"{doc.relative_to(ROOT)}: " + "; ".join(bad)
+
+
+def test_every_recipe_has_its_generated_page() -> None:
+    """``docs/recipes/<recipe>.md`` exists for every ``conf/recipe/<recipe>.yaml`` and holds its block."""
+    for recipe in recipe_pages.names():
+        page = recipe_pages.page_path(recipe)
+        assert page.is_file(), f"{page.relative_to(ROOT)} missing: run `make docs`"
+        assert f"<!-- gen:recipe-{recipe} -->" in page.read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from benchmarks.heldout import golds
 def main() -> int:
     """Score every development row with our verifier at its source's level; print misses and totals."""
     import rewards  # here: the verifier loads only when this tool runs
-    from rewards.equiv import equivalent  # here: the verifier loads only when this tool runs
+    from rewards.math.equiv import equivalent  # here: the verifier loads only when this tool runs
     from rewards.sources.math import gold_answer  # here: the verifier loads only when this tool runs
 
     rows, left = load_dev()

@@ -28,7 +28,7 @@ PINNED = HERE / "verdicts.json"
 
 def _settings() -> dict[str, Callable[[dict[str, Any]], bool]]:
     import rewards  # here: the verifier loads only when verdicts are computed
-    from rewards.equiv import equivalent  # here: the verifier loads only when verdicts are computed
+    from rewards.math.equiv import equivalent  # here: the verifier loads only when verdicts are computed
     from rewards.sources.math import gold_answer  # here: the verifier loads only when verdicts are computed
 
     def answer(rel_tol: float) -> Callable[[dict[str, Any]], bool]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewards.extract import extract_final
+from rewards.math.extract import extract_final
 from rewards.sources.math import gold_answer
 
 HERE = Path(__file__).resolve().parent

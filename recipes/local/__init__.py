@@ -1,7 +1,7 @@
 """The local CPU engine (``engine=local``): any recipe end to end at laptop scale with veRL's math.
 
 Entry point (called by ``recipes/run.py`` after :func:`recipes.validate.validate`, which also
-applies the engine's refusals, :mod:`recipes.rules_local`):
+applies the engine's refusals, :mod:`recipes.validate.local`):
 
 - :func:`run_local` -- set up (data files, the model), run the RL loop of
   :mod:`recipes.local.trainer` with held-out evaluations, checkpoints and resume, and return a

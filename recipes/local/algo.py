@@ -39,7 +39,7 @@ from verl.utils.torch_functional import get_constant_schedule_with_warmup, get_c
 from verl.workers.config.optimizer import build_optimizer
 
 from core.data import Prompt
-from core.sampler import Rollout, response_logprobs
+from core.sampler import Rollout
 from core.sampling import grade
 from recipes.local import rm_reward
 from rewards.shaping import overlong_penalty
@@ -73,15 +73,12 @@ def optimizer(
 
 
 def actor_config(cfg: DictConfig) -> Any:
-    """``verl.workers.config.ActorConfig`` from ``actor_rollout_ref.actor`` (micro-batch defaulted)."""
-    actor = OmegaConf.create(OmegaConf.to_container(cfg.actor_rollout_ref.actor, resolve=True))
-    if actor.get("ppo_micro_batch_size") is None and actor.get("ppo_micro_batch_size_per_gpu") is None:
-        actor.ppo_micro_batch_size_per_gpu = int(actor.ppo_mini_batch_size)  # memory knob only
-    if actor.loss_agg_mode == "seq-mean-token-sum-norm" and actor.get("loss_scale_factor") is None:
-        # veRL then divides by the padded response width, which is data.max_response_length there;
-        # the local engine trims padding, so pin the same constant explicitly
-        actor.loss_scale_factor = int(cfg.data.max_response_length)
-    return omega_conf_to_dataclass(actor)
+    """``verl.workers.config.ActorConfig`` from ``actor_rollout_ref.actor``, as validated: its
+    defaults are the YAML's (``conf/config.yaml``'s micro-batch, ``agg=seq_mean_token_sum_norm``'s
+    ``loss_scale_factor``), and the rules refuse the configs that would leave them unset."""
+    return omega_conf_to_dataclass(
+        OmegaConf.create(OmegaConf.to_container(cfg.actor_rollout_ref.actor, resolve=True))
+    )
 
 
 def score_rollout(
@@ -262,20 +259,3 @@ def policy_loss(
         metrics["actor/kl_loss"] = float(kl_loss.detach())
         metrics["actor/kl_coef"] = float(actor_cfg.kl_loss_coef)
     return loss, metrics
-
-
-@torch.no_grad()
-def drift(
-    model: torch.nn.Module, init: torch.nn.Module, ro: Rollout, temperature: float, n: int
-) -> tuple[float, float]:
-    """Sum over response tokens of veRL's k3 (``low_var_kl``) estimate of KL(model || init) on sampled
-    responses ``ro`` (rows grouped by ``n`` per prompt), and the token count."""
-    was_training = model.training
-    model.eval()
-    args = (ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temperature)
-    lp, _ = response_logprobs(model, *args, group=n)
-    init_lp, _ = response_logprobs(init, *args, group=n)
-    model.train(was_training)
-    kld = kl_penalty(logprob=lp, ref_logprob=init_lp, kl_penalty="low_var_kl")
-    mask = ro.response_mask.to(kld.dtype)
-    return float((kld * mask).sum()), float(mask.sum())

@@ -5,7 +5,7 @@ laptop scale), scores them with the run's reward function and reports the pass r
 difficulty (``extra_info.k``, else ``digits``), by response-length bucket (tokens, EOS included)
 and by mode: a response is *worked* when it writes at least one ``=`` (a step), else *direct*;
 ``check`` and ``fix`` mark the corpus' self-check and corrected-slip phrasings
-(:func:`analysis.behaviours.response_kind`). What a base model
+(:func:`analysis.diagnose.response_kinds.response_kind`). What a base model
 must show for R1-Zero's story: a low but non-zero pass rate, higher when worked.
 Not covered: greedy decoding, per-style pass rates of tasks without ``=`` steps.
 """
@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from analysis.behaviours import response_kind
+from analysis.diagnose.response_kinds import response_kind
 from core.data import Prompt, load_prompts
 from core.sampling import LocalSampler, Settings, decode, score_text
 

@@ -11,6 +11,8 @@
   batch-padded prompts.
 - :func:`dump_generations`: veRL's ``RayPPOTrainer._write_generations`` (same JSONL format:
   input, output, gts, score, step + reward extra keys) to ``rollouts/`` or ``validation/``.
+- :func:`drift`: the held-out drift from the starting policy (``rlvr/val_kl_to_init``), veRL's k3
+  (``low_var_kl``) estimate of KL(model || init) on sampled responses.
 Not covered: tensorboard/mlflow backends (veRL supports them; pass them at your own risk).
 """
 
@@ -24,11 +26,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
+from verl.trainer.ppo.core_algos import kl_penalty
 from verl.trainer.ppo.metric_utils import compute_data_metrics
 from verl.trainer.ppo.ray_trainer import RayPPOTrainer
 from verl.utils.tracking import Tracking
+
+from core.sampler import Rollout, response_logprobs
 
 
 def _old_lines(path: Path, upto_step: int) -> list[bytes]:
@@ -113,3 +119,20 @@ def progress(total: int, start: int, enabled: bool) -> Any:
         dynamic_ncols=True,
         file=sys.stderr,
     )
+
+
+@torch.no_grad()
+def drift(
+    model: torch.nn.Module, init: torch.nn.Module, ro: Rollout, temperature: float, n: int
+) -> tuple[float, float]:
+    """Sum over response tokens of veRL's k3 (``low_var_kl``) estimate of KL(model || init) on sampled
+    responses ``ro`` (rows grouped by ``n`` per prompt), and the token count."""
+    was_training = model.training
+    model.eval()
+    args = (ro.prompts, ro.prompt_mask, ro.responses, ro.response_mask, temperature)
+    lp, _ = response_logprobs(model, *args, group=n)
+    init_lp, _ = response_logprobs(init, *args, group=n)
+    model.train(was_training)
+    kld = kl_penalty(logprob=lp, ref_logprob=init_lp, kl_penalty="low_var_kl")
+    mask = ro.response_mask.to(kld.dtype)
+    return float((kld * mask).sum()), float(mask.sum())

@@ -40,7 +40,7 @@ from recipes.local import algo, rm_reward
 from recipes.local.critic import Critic
 from recipes.local.data import PromptStream
 from recipes.local.distill import Distiller, verl_batch
-from recipes.local.track import data_metrics
+from recipes.local.track import data_metrics, drift
 
 
 class Engine:
@@ -313,7 +313,7 @@ class Engine:
             ro = self._sample(chunk, n, vk)
             lengths += ro.response_lengths.tolist()
             temp = float(vk.temperature) if vk.do_sample else 1.0
-            d_sum, d_tok = algo.drift(self.model, self.init, ro, temp, n)
+            d_sum, d_tok = drift(self.model, self.init, ro, temp, n)
             drift_sum, drift_tokens = drift_sum + d_sum, drift_tokens + d_tok
             sc, ex, tx = algo.score_rollout(self.cfg, self.reward_fn, self.tok, chunk, ro, n)
             texts += tx

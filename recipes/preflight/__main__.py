@@ -47,7 +47,7 @@ def command(args: DictConfig) -> int:
     require(args, "recipe", command="recipes.preflight")
     try:
         cfg, engine, _, overrides = prepare_config(
-            [f"recipe={args.recipe}", f"engine={args.engine}", *args.overrides]
+            [f"recipe={args.recipe}", f"engine={args.engine}", *args.overrides], changes=False
         )
     except ValueError as e:
         _log(f"error: {e}")

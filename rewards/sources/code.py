@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from rewards.extract import split_think
+from rewards.math.extract import split_think
 from rewards.registry import register, result
 from rewards.sandbox import run_tests
 

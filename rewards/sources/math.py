@@ -1,8 +1,8 @@
 r"""Math word problems with a closed-form final answer: ``math`` (MATH, DAPO-Math-17k, AIME) and ``gsm8k``.
 
-What it does: extracts exactly one final answer (``rewards.extract``: ``<answer>`` tag, last
+What it does: extracts exactly one final answer (``rewards.math.extract``: ``<answer>`` tag, last
 ``\boxed{}`` with every box agreeing, a final ``Answer:`` line, or GSM8K's ``#### X`` line) and
-compares it with the gold (``rewards.equiv``). Gold may be stored as MATH does (a whole solution
+compares it with the gold (``rewards.math.equiv``). Gold may be stored as MATH does (a whole solution
 with ``\boxed{}``), as GSM8K does (``... #### 72``) or as a bare answer (DAPO-Math-17k, AIME); a
 list of golds credits an answer equivalent to any of them.
 
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rewards.equiv import equivalent, timed_out
-from rewards.extract import extract_final, find_boxes
-from rewards.normalize import clean
+from rewards.math.equiv import equivalent, timed_out
+from rewards.math.extract import extract_final, find_boxes
+from rewards.math.normalize import clean
+from rewards.math.scalars import cpu_used_s
 from rewards.registry import PREFIXES, register, result
-from rewards.scalars import cpu_used_s
 from rewards.worker import pool
 
 

@@ -1,4 +1,4 @@
-"""``analysis.ablations`` + ``ablations_doc``: sweeps recorded into results/, verdicts, control, strict re-scoring."""
+"""``analysis.ablations`` + ``docgen.ablations``: sweeps recorded into results/, verdicts, control, strict re-scoring."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from analysis import ablations_doc
 from analysis.ablations import load_sweep, record_sweep, strict_accuracy
 from analysis.synthetic import write_sweep
+from docgen import ablations as ablations_doc
 from recipes.sweep import refresh_docs
 
 

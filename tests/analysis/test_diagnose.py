@@ -11,9 +11,10 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from analysis import diagnose
-from analysis.checks import CHECKS, GRADERS, answer_region
-from analysis.checks_curves import fastest_rise, hack_flags
+from analysis.diagnose import checklist as diagnose
+from analysis.diagnose.hacking import fastest_rise, hack_flags
+from analysis.diagnose.registry import CHECKS
+from analysis.diagnose.verifier import GRADERS, answer_region
 from core.cli import call, load
 from core.runs import Series
 
@@ -31,8 +32,8 @@ def by_title(doc) -> dict[str, object]:
 
 
 def test_checklist_order_and_registry() -> None:
-    import analysis.checks_curves  # noqa: F401
-    import analysis.checks_rm  # noqa: F401
+    import analysis.diagnose.curves  # noqa: F401
+    import analysis.diagnose.reward_model  # noqa: F401
 
     names = sorted(CHECKS.names(), key=lambda n: CHECKS.get(n).order)
     assert names == [
@@ -150,7 +151,7 @@ def test_cli_help_and_unknown_key_as_a_user_calls_it() -> None:
 
 def test_partial_credit_zero_variance_is_not_all_wrong() -> None:
     # spell_backward-style partial credit (peers.md): all-wrong is not the same as equal scores
-    from analysis.checks import group_pass_rates, score_flat_share
+    from analysis.diagnose.difficulty import group_pass_rates, score_flat_share
 
     groups = {"a": [0.2, 0.2, 0.2, 0.2], "b": [1.0, 0.2, 0.05, 0.0], "c": [0.2, 0.05, 0.05, 0.05]}
     rows = [{"uid": g, "step": 1, "score": s, "acc": s == 1.0} for g, ss in groups.items() for s in ss]
@@ -200,7 +201,7 @@ def test_logged_verl_mismatch_metrics(tmp_path: Path) -> None:
 def test_proxy_gold_divergence_needs_proxy_up_and_gold_down() -> None:
     import numpy as np
 
-    from analysis.checks_rm import divergence
+    from analysis.diagnose.reward_model import divergence
     from core.runs import Series
 
     steps = np.arange(40)

@@ -120,28 +120,17 @@ def test_budget_forcing_max_think_cuts_and_closes(tokenizer) -> None:
 
 
 @pytest.fixture(scope="module")
-def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def tiny_setup(tmp_path_factory: pytest.TempPathFactory, tiny_checkpoint) -> tuple[Path, Path]:
     from data_pipelines.io import write_rows
     from data_pipelines.tasks import TASKS
 
     root = tmp_path_factory.mktemp("eval")
-    tok = model_mod.build_tokenizer()
-    model = model_mod.build_model(
-        model_mod.ModelSpec(
-            hidden_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-            intermediate_size=64,
-            max_position_embeddings=256,
-        ),
-        tok,
-        seed=0,
-    )
-    model_mod.save(model, tok, root / "model")
+    model = tiny_checkpoint(
+        (32, 1, 2, 1, 64, 256), "char", seed=0
+    )  # built once per session (tests/conftest.py)
     data = root / "test.parquet"
     write_rows(TASKS.get("arithmetic")(n=3, seed=0, split="test"), data)
-    return root / "model", data
+    return model, data
 
 
 def eval_cfg(model: Path, data: Path, out: Path | None, **kw: object) -> OmegaConf:

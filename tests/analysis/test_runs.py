@@ -106,7 +106,8 @@ def test_recipe_is_the_axis_when_overrides_agree(tmp_path: Path) -> None:
 
 def test_diagnose_and_report_on_verl_format(verl_run: Path, tmp_path: Path) -> None:
 
-    from analysis import diagnose, report
+    from analysis import report
+    from analysis.diagnose import checklist as diagnose
     from core.cli import load
 
     cfg = load("analysis", "diagnose")

@@ -14,12 +14,12 @@ import pytest
 import torch
 
 from analysis import thinking_budget as tb
-from benchmarks import budget
 from core import model as models
 from core import results
 from core.cli import call
 from core.data import Prompt, chat_ids
 from core.sampling import LocalSampler, Settings
+from experiments import budget
 from rewards import compute_score
 
 #: question -> the one worked response the model is taught (21 reasoning tokens before </think>:
@@ -49,12 +49,12 @@ def _prompts(tok) -> list[Prompt]:
 
 
 @pytest.fixture(scope="module")
-def taught(tmp_path_factory):
+def taught(tmp_path_factory, tiny_checkpoint):
     """(checkpoint dir, untrained checkpoint dir): a tiny Qwen2 fitted by AdamW to write
     :data:`TAUGHT` and, after that reasoning cut anywhere and closed with the forced text, the
     answer -- so what it reasons and what it answers under a budget are known."""
     root = tmp_path_factory.mktemp("budget")
-    base = models.build_checkpoint(root / "base", SPEC, "char", seed=3)
+    base = tiny_checkpoint(SPEC, "char", seed=3)  # built once per session (tests/conftest.py)
     model, tok = models.load(base)
     torch.manual_seed(0)
     rows = []  # (ids, first position with a loss): the full response, and the answer after every cut
@@ -172,7 +172,7 @@ def test_budget_command_writes_the_curve_of_model_and_base(taught, tmp_path: Pat
 def test_doc_renders_the_curve_over_rl_seeds(taught, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two recorded seeds: the first seed's tables, then one figure and table over seeds whose
     mean is the mean of the seeds' accuracies."""
-    from benchmarks import thinking_budget_doc as doc  # registers a docs section: imported where used
+    from docgen import thinking_budget as doc  # the docs' block: only this test needs it
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
     data = _taught_parquet(tmp_path)

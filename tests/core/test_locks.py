@@ -104,7 +104,7 @@ def test_make_results_refuses_an_experiment_already_running(tmp_path, monkeypatc
     """``make results NAME=x`` while another ``make results NAME=x`` runs: exit 2, nothing started."""
     from omegaconf import OmegaConf
 
-    from benchmarks import experiments
+    from experiments import registry as experiments
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
     started = []

@@ -8,12 +8,9 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A random-init ~0.1M-parameter Qwen2 + byte tokenizer, saved as an HF checkpoint dir."""
-    from core.model import ModelSpec, build_checkpoint
-
-    spec = ModelSpec(64, 2, 4, 2, 256, 2048)
-    return build_checkpoint(tmp_path_factory.mktemp("tiny") / "model", spec, tokenizer="byte", seed=0)
+def tiny_model(tiny_checkpoint) -> Path:
+    """A random-init ~0.1M-parameter Qwen2 + byte tokenizer, saved as an HF checkpoint dir (tests/conftest.py)."""
+    return tiny_checkpoint((64, 2, 4, 2, 256, 2048), "byte", seed=0)
 
 
 @pytest.fixture(scope="session")

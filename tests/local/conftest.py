@@ -18,10 +18,10 @@ def cache_dir(tmp_path_factory, request):
     return d
 
 
-@pytest.fixture
-def fast() -> list[str]:
-    """Overrides that keep a run to seconds (see FAST)."""
-    return list(FAST)
+@pytest.fixture(scope="session")
+def fast() -> tuple[str, ...]:
+    """Overrides that keep a run to seconds (see FAST); session-scoped, so module fixtures can share runs."""
+    return tuple(FAST)
 
 
 # overrides that keep a run to seconds: tiny data, a 20-step cold start, short evaluations

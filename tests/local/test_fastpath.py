@@ -7,12 +7,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core import model as models
 from core.compose import compose
 from core.data import Prompt
 from core.fastpath import bucketed_logprobs, decoding, plain_rollout, plan
 from core.sampler import Rollout, generate, response_logprobs
 from recipes.local import algo, trainer
+
+pytestmark = pytest.mark.usefixtures("hydra_ctx")  # one Hydra context for the module
 
 N = 4  # group size
 #: response lengths of 3 groups: spread (buckets split), empty rows, one uniform group
@@ -21,9 +22,8 @@ R = max(LENGTHS)
 
 
 @pytest.fixture(scope="module")
-def mt():
-    tok = models.build_tokenizer("char")
-    return models.build_model(models.ModelSpec(32, 2, 4, 2, 64, 256), tok, seed=0), tok
+def mt(tiny_lm):
+    return tiny_lm()  # conftest.TINY, char tokenizer, seed 0: a fresh copy for this module
 
 
 def _rollout(tok, lengths=LENGTHS, seed: int = 0) -> Rollout:
@@ -117,7 +117,7 @@ def test_fused_adamw_is_asked_for_only_when_the_recipe_chose_no_implementation()
     assert not opt.defaults["fused"]
 
 
-def _engine(monkeypatch, tok, fast: bool):
+def _engine(monkeypatch, tiny_lm, fast: bool):
     cfg = compose(
         [
             "recipe=grpo",
@@ -132,7 +132,7 @@ def _engine(monkeypatch, tok, fast: bool):
             f"local.fast={str(fast).lower()}",
         ]
     )
-    model = models.build_model(models.ModelSpec(32, 2, 4, 2, 64, 256), tok, seed=0)
+    model, tok = tiny_lm()  # the same fresh weights for both paths
     prompts = [Prompt([30] * 5, f"q{i}", "arithmetic", str(i), {}) for i in range(12)]
 
     def reward_fn(data_source, solution_str, ground_truth, extra_info=None, **_):
@@ -143,11 +143,10 @@ def _engine(monkeypatch, tok, fast: bool):
     return eng
 
 
-def test_train_step_fast_and_plain_agree(monkeypatch, mt) -> None:
-    _, tok = mt
+def test_train_step_fast_and_plain_agree(monkeypatch, tiny_lm) -> None:
     out = {}
     for fast in (False, True):
-        eng = _engine(monkeypatch, tok, fast)
+        eng = _engine(monkeypatch, tiny_lm, fast)
         assert eng.cfg.actor_rollout_ref.actor.use_kl_loss and eng.ref is not None
         before = [p.detach().clone() for p in eng.model.parameters()]
         metrics, _ = eng.train_step()

@@ -24,6 +24,8 @@ from core.sampler import Rollout
 from recipes.local import algo, critic
 from recipes.local.data import load_split
 
+pytestmark = pytest.mark.usefixtures("hydra_ctx")  # one Hydra context for the module
+
 
 def test_cispo_adam_eps_reaches_the_optimizer() -> None:
     params = [torch.nn.Parameter(torch.zeros(2))]
@@ -37,11 +39,8 @@ def test_cispo_adam_eps_reaches_the_optimizer() -> None:
 
 
 @pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory):
-    tok = models.build_tokenizer("char")
-    d = tmp_path_factory.mktemp("tiny")
-    models.save(models.build_model(models.ModelSpec(32, 1, 2, 1, 64, 64), tok, seed=0), tok, d)
-    return d
+def tiny_dir(tiny_checkpoint):
+    return tiny_checkpoint((32, 1, 2, 1, 64, 64))  # built once per session (tests/conftest.py)
 
 
 def _rollout(bs: int, n: int, R: int = 5) -> tuple[Rollout, SimpleNamespace]:

@@ -110,7 +110,7 @@ def test_base_model_recipes_default_to_laptop_base_on_the_local_engine() -> None
 
 def test_seed_table_runs_each_recipe_at_its_own_laptop_profile_unless_one_is_named() -> None:
     """The seed table's per-recipe profile is the recipe's ``rlvr.laptop_scale``; ``scale=laptop`` names one for all."""
-    from benchmarks.seed_table import laptop_scales
+    from experiments.seed_table import laptop_scales
 
     own = laptop_scales(["grpo", "r1_reasoning"], "recipe")
     assert own == {"grpo": "laptop_base", "r1_reasoning": "laptop"}

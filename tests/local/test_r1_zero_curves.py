@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.r1_zero_curves import KINDS, kind_curves
+from experiments.r1_zero_curves import KINDS, kind_curves
 from recipes.local.probe import response_kind
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -14,6 +15,9 @@ from recipes.validate import validate
 COIN = f"file://{Path(__file__).with_name('coin_reward.py')}"
 
 
+pytestmark = pytest.mark.usefixtures("hydra_ctx")  # one Hydra context for the module (tests/conftest.py)
+
+
 def cfg_for(*overrides: str):
     return compose(list(overrides))
 
@@ -22,21 +26,74 @@ def read_jsonl(p: Path) -> list[dict]:
     return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
 
 
-def test_smoke_grpo(cache_dir, fast, tmp_path) -> None:
-    """A 3-step grpo run (KL loss against a reference) writes every output, with veRL metric names."""
-    cfg = cfg_for(
-        "recipe=grpo", *fast, "trainer.total_training_steps=3", "trainer.test_freq=2", "trainer.save_freq=2"
-    )
-    out = run_local(cfg, tmp_path / "run")
-    run = Path(out["run_dir"])
+#: one grpo run (KL loss against a reference) that the smoke test reads and the resume test reruns
+#: killed: 4 steps of 4 updates, held-out evaluations at 0, 3 and 4 (the last step, though not a
+#: multiple of test_freq), checkpoints at 2 and 4
+GRPO = (
+    "trainer.total_training_steps=4",
+    "trainer.test_freq=3",
+    "trainer.save_freq=2",
+    "actor_rollout_ref.actor.ppo_mini_batch_size=4",
+)
+
+
+@pytest.fixture(scope="module")
+def grpo_args(fast) -> tuple[str, ...]:
+    return ("recipe=grpo", *fast, *GRPO)
+
+
+@pytest.fixture(scope="module")
+def grpo_full(cache_dir, grpo_args, tmp_path_factory) -> tuple[dict, Path]:
+    """The shared run, once per module: (its summary, its run directory)."""
+    run = tmp_path_factory.mktemp("grpo") / "full"
+    return run_local(cfg_for(*grpo_args), run), run
+
+
+@pytest.fixture(scope="module")
+def grpo_resumed(grpo_full, grpo_args, tmp_path_factory) -> SimpleNamespace:
+    """The same command killed after step 3 (checkpoint at 2) and rerun; then the finished run rerun."""
+    from recipes.local import trainer
+
+    full, full_dir = grpo_full
+    killed_dir = tmp_path_factory.mktemp("grpo") / "killed"
+    real = trainer.Engine.train_step
+
+    def dies_at_3(self):
+        if self.step == 2 and not getattr(self, "_killed", False):
+            real(self)
+            raise KeyboardInterrupt("simulated kill during step 3")
+        return real(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(trainer.Engine, "train_step", dies_at_3)
+        try:
+            run_local(cfg_for(*grpo_args), killed_dir)
+            killed = False
+        except KeyboardInterrupt:
+            killed = True
+    resumed = run_local(cfg_for(*grpo_args), killed_dir)
+    # the same command on a finished run reports it and changes nothing (a resumed sweep relies on it)
+    before = {p.name: p.read_bytes() for p in full_dir.iterdir() if p.is_file()}
+    again = run_local(cfg_for(*grpo_args), full_dir)
+    after = {p.name: p.read_bytes() for p in full_dir.iterdir() if p.is_file()}
+    return SimpleNamespace(
+        full=full, full_dir=full_dir, killed=killed, killed_dir=killed_dir, resumed=resumed,
+        again=again, before=before, after=after,
+    )  # fmt: skip
+
+
+def test_smoke_grpo(grpo_full) -> None:
+    """A 4-step grpo run (KL loss against a reference) writes every output, with veRL metric names."""
+    out, run = grpo_full
+    assert Path(out["run_dir"]) == run
     # the summary's accuracies are the held-out dumps' (step 0 and the last step), not a copy of each other
-    for key, step in (("start_acc", 0), ("end_acc", 3)):
+    for key, step in (("start_acc", 0), ("end_acc", 4)):
         rows = read_jsonl(run / "validation" / f"{step}.jsonl")
         assert len(rows) == 32 and out[key] == round(sum(r["acc"] for r in rows) / len(rows), 4), key
-    assert out["steps"] == 3
+    assert out["steps"] == 4
     lines = read_jsonl(run / "metrics.jsonl")
     train = [x for x in lines if "critic/score/mean" in x["data"]]
-    assert [x["step"] for x in train] == [1, 2, 3]
+    assert [x["step"] for x in train] == [1, 2, 3, 4]
     keys = set(train[-1]["data"])
     for k in (
         "critic/score/mean",
@@ -61,7 +118,7 @@ def test_smoke_grpo(cache_dir, fast, tmp_path) -> None:
     assert last["training/rollout_probs_diff_valid"] == 1
     assert 0.0 <= last["training/rollout_probs_diff_max"] < 1e-3
     assert last["training/rollout_actor_probs_pearson_corr"] > 0.999
-    roll = read_jsonl(run / "rollouts" / "3.jsonl")
+    roll = read_jsonl(run / "rollouts" / "4.jsonl")
     assert len(roll) == 16 * 8  # laptop: 16 prompts x 8 responses
     assert {
         "input",
@@ -75,56 +132,30 @@ def test_smoke_grpo(cache_dir, fast, tmp_path) -> None:
         "uid",
         "response_length",
     } <= set(roll[0])
-    assert (run / "validation" / "0.jsonl").is_file()
-    assert (run / "checkpoints" / "latest_checkpointed_iteration.txt").read_text() == "3"
+    # evaluated at the start, every test_freq steps and at the last step
+    assert sorted(p.name for p in (run / "validation").glob("*.jsonl")) == ["0.jsonl", "3.jsonl", "4.jsonl"]
+    assert (run / "checkpoints" / "latest_checkpointed_iteration.txt").read_text() == "4"
     meta = json.loads((Path(out["model"]) / "rlvr_meta.json").read_text())
     assert meta["num_params"] > 0
 
 
-def test_resume_after_kill_continues_identically(cache_dir, fast, tmp_path, monkeypatch) -> None:
+def test_resume_after_kill_continues_identically(grpo_resumed) -> None:
     """Killed after step 3 (checkpoint at 2), the rerun resumes at step 2 with the same data and samples."""
-    from recipes.local import trainer
-
-    args = (
-        "recipe=drgrpo",
-        *fast,
-        "trainer.total_training_steps=4",
-        "trainer.test_freq=-1",
-        "trainer.save_freq=2",
-        "actor_rollout_ref.actor.ppo_mini_batch_size=4",
-    )
-    full = run_local(cfg_for(*args), tmp_path / "full")
-
-    real = trainer.Engine.train_step
-
-    def dies_at_3(self):
-        if self.step == 2 and not getattr(self, "_killed", False):
-            real(self)
-            raise KeyboardInterrupt("simulated kill during step 3")
-        return real(self)
-
-    monkeypatch.setattr(trainer.Engine, "train_step", dies_at_3)
-    with pytest.raises(KeyboardInterrupt):
-        run_local(cfg_for(*args), tmp_path / "killed")
-    monkeypatch.setattr(trainer.Engine, "train_step", real)
-    resumed = run_local(cfg_for(*args), tmp_path / "killed")
-    assert resumed["steps"] == 4
+    r = grpo_resumed
+    assert r.killed, "the simulated kill did not reach run_local's caller"
+    assert r.resumed["steps"] == 4
     for step in (3, 4):
-        a = read_jsonl(tmp_path / "full" / "rollouts" / f"{step}.jsonl")
-        b = read_jsonl(tmp_path / "killed" / "rollouts" / f"{step}.jsonl")
+        a = read_jsonl(r.full_dir / "rollouts" / f"{step}.jsonl")
+        b = read_jsonl(r.killed_dir / "rollouts" / f"{step}.jsonl")
         assert [(x["input"], x["output"]) for x in a] == [(x["input"], x["output"]) for x in b]
     steps = [
-        x["step"]
-        for x in read_jsonl(tmp_path / "killed" / "metrics.jsonl")
-        if "critic/score/mean" in x["data"]
+        x["step"] for x in read_jsonl(r.killed_dir / "metrics.jsonl") if "critic/score/mean" in x["data"]
     ]
     assert steps == [1, 2, 3, 4]  # earlier lines kept, step 3 logged once (re-done after the kill)
-    assert resumed["end_acc"] == full["end_acc"] and resumed["start_acc"] == full["start_acc"]
+    assert r.resumed["end_acc"] == r.full["end_acc"] and r.resumed["start_acc"] == r.full["start_acc"]
     # the same command on a finished run reports it and changes nothing (a resumed sweep relies on it)
-    before = {p.name: p.read_bytes() for p in (tmp_path / "full").iterdir() if p.is_file()}
-    again = run_local(cfg_for(*args), tmp_path / "full")
-    assert again == full
-    assert {p.name: p.read_bytes() for p in (tmp_path / "full").iterdir() if p.is_file()} == before
+    assert r.again == r.full
+    assert r.after == r.before
 
 
 def test_dynamic_sampling_keeps_only_varied_groups(cache_dir, fast, tmp_path) -> None:
@@ -197,3 +228,5 @@ def test_orz_ppo_trains_a_critic(cache_dir, fast, tmp_path) -> None:
         "actor/pg_loss",
     ):
         assert k in last, k
+    # the last step is checkpointed though it is not a multiple of save_freq (laptop: 20)
+    assert (Path(out["run_dir"]) / "checkpoints" / "latest_checkpointed_iteration.txt").read_text() == "2"

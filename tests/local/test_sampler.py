@@ -10,10 +10,9 @@ from core.sampler import _filter_logits, generate, left_pad, position_mask, resp
 
 
 @pytest.fixture(scope="module")
-def mt():
-    torch.manual_seed(0)
-    tok = tiny.build_tokenizer()
-    return tiny.build_model(tiny.ModelSpec(32, 2, 4, 2, 64, 256), tok, 0).eval(), tok
+def mt(tiny_lm):
+    model, tok = tiny_lm()  # conftest.TINY, char tokenizer, seed 0: a fresh copy for this module
+    return model.eval(), tok
 
 
 def prompt_ids(tok, q: str) -> list[int]:

@@ -3,7 +3,7 @@
 Each recipe x seed, at the recipe's own laptop profile (the base model for the recipes that start
 from one in their papers), must end >= 15 points of held-out accuracy (256 samples, T=1) above its
 start; a shuffled-reward control must not improve. Runs use the real cached base model / cold start
-of ``${RLVR_CACHE:-~/.cache/rlvr}`` (built on first use). ``benchmarks/seed_table.py`` runs the same
+of ``${RLVR_CACHE:-~/.cache/rlvr}`` (built on first use). ``experiments/seed_table.py`` runs the same
 grid in parallel, prints the table and records it in results/seed_table/.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.seed_table import laptop_scales
 from core.compose import compose
+from experiments.seed_table import laptop_scales
 from recipes.local import run_local
 
 

@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 import torch
 
-from core import model as models
 from core.compose import compose
 from core.data import Prompt
 from core.sampler import Rollout
 from recipes.local import algo, trainer
+
+pytestmark = pytest.mark.usefixtures("hydra_ctx")  # one Hydra context for the module
 
 N, R = 4, 6  # group size, response width
 #: (prompts per step, prompts per mini-batch, epochs): 2 x 2 updates, and R1/DAPO's 16 updates of one prompt
@@ -44,7 +45,7 @@ def _rollout(tok, n_prompts: int, step_rows: int) -> Rollout:
     return Rollout(prompts, torch.ones_like(prompts), responses, mask, old)
 
 
-def make_engine(monkeypatch, bs: int, mb: int | str, epochs: int, *extra: str):
+def make_engine(monkeypatch, tiny_lm, bs: int, mb: int | str, epochs: int, *extra: str):
     cfg = compose(
         [
             "recipe=grpo",
@@ -59,8 +60,7 @@ def make_engine(monkeypatch, bs: int, mb: int | str, epochs: int, *extra: str):
             "actor_rollout_ref.actor.optim.lr_warmup_steps=0",  # the first step updates (no warmup at lr 0)
         ]
     )
-    tok = models.build_tokenizer("char")
-    model = models.build_model(models.ModelSpec(32, 1, 2, 1, 64, 64), tok, seed=0)
+    model, tok = tiny_lm((32, 1, 2, 1, 64, 64))  # a fresh copy of one session-built model
     prompts = [Prompt([30] * 5, f"q{i}", "arithmetic", str(i), {}) for i in range(64)]
     eng = trainer.Engine(cfg, model, tok, reward_fn, prompts, prompts[:2])
     calls: dict[str, list] = {"prompts": []}
@@ -74,8 +74,8 @@ def make_engine(monkeypatch, bs: int, mb: int | str, epochs: int, *extra: str):
 
 
 @pytest.mark.parametrize("bs,mb,epochs", SHAPES, ids=[f"{b}p-mb{m}-x{e}" for b, m, e in SHAPES])
-def test_train_step_groups_scores_and_minibatches(monkeypatch, bs, mb, epochs) -> None:
-    eng, tok, _ = make_engine(monkeypatch, bs, mb, epochs)
+def test_train_step_groups_scores_and_minibatches(monkeypatch, tiny_lm, bs, mb, epochs) -> None:
+    eng, tok, _ = make_engine(monkeypatch, tiny_lm, bs, mb, epochs)
     seen: dict[str, object] = {"loss": []}
     real_batch, real_adv, real_loss = algo.make_batch, algo.compute_advantages, algo.policy_loss
 
@@ -133,9 +133,9 @@ def test_train_step_groups_scores_and_minibatches(monkeypatch, bs, mb, epochs) -
     assert any(not torch.equal(a, b) for a, b in zip(before, eng.model.parameters(), strict=True))
 
 
-def test_sixteen_updates_per_rollout_from_the_recipes_relation(monkeypatch) -> None:
+def test_sixteen_updates_per_rollout_from_the_recipes_relation(monkeypatch, tiny_lm) -> None:
     """DAPO's ${rlvr.div:${data.train_batch_size},16} at 16 prompts: 16 optimizer steps, one group each."""
-    eng, _, _ = make_engine(monkeypatch, 16, "'${rlvr.div:${data.train_batch_size},16}'", 1)
+    eng, _, _ = make_engine(monkeypatch, tiny_lm, 16, "'${rlvr.div:${data.train_batch_size},16}'", 1)
     steps, sched = [], []
     real_step, real_sched = eng.opt.step, eng.sched.step
     monkeypatch.setattr(eng.opt, "step", lambda *a, **kw: steps.append(1) or real_step(*a, **kw))
@@ -146,19 +146,25 @@ def test_sixteen_updates_per_rollout_from_the_recipes_relation(monkeypatch) -> N
 
 
 @pytest.mark.parametrize("filt,drawn", [("dynamic", 12), ("none", 4)])
-def test_generation_batch_only_oversamples_for_dynamic_sampling(monkeypatch, filt, drawn) -> None:
+def test_generation_batch_only_oversamples_for_dynamic_sampling(monkeypatch, tiny_lm, filt, drawn) -> None:
     """DAPO's gen_batch_size = 3 x the batch: drawn per round with the filter, not without it."""
     eng, _, calls = make_engine(
-        monkeypatch, 4, 2, 1, f"filter={filt}", "data.gen_batch_size='${rlvr.mul:${data.train_batch_size},3}'"
+        monkeypatch,
+        tiny_lm,
+        4,
+        2,
+        1,
+        f"filter={filt}",
+        "data.gen_batch_size='${rlvr.mul:${data.train_batch_size},3}'",
     )
     eng.train_step()
     assert calls["prompts"][0] == drawn
     assert eng.stream.position == sum(calls["prompts"])
 
 
-def test_critic_warmup_holds_the_actor_back_as_verl_does(monkeypatch) -> None:
+def test_critic_warmup_holds_the_actor_back_as_verl_does(monkeypatch, tiny_lm) -> None:
     """veRL updates the actor once trainer.critic_warmup <= step: with warmup 2, not at step 1, at step 2."""
-    eng, _, _ = make_engine(monkeypatch, 4, 2, 1, "trainer.critic_warmup=2")
+    eng, _, _ = make_engine(monkeypatch, tiny_lm, 4, 2, 1, "trainer.critic_warmup=2")
     first = [p.detach().clone() for p in eng.model.parameters()]
     m1, _ = eng.train_step()
     assert m1["rlvr/critic_warmup"] == 1.0 and "actor/pg_loss" not in m1
@@ -167,11 +173,11 @@ def test_critic_warmup_holds_the_actor_back_as_verl_does(monkeypatch) -> None:
     assert "actor/pg_loss" in m2 and "rlvr/critic_warmup" not in m2
 
 
-def test_held_out_drift_from_the_start_is_zero_then_grows_after_an_update(monkeypatch) -> None:
+def test_held_out_drift_from_the_start_is_zero_then_grows_after_an_update(monkeypatch, tiny_lm) -> None:
     """``rlvr/val_kl_to_init`` is logged with KL off (beta = 0): zero while the policy is the
     starting one, positive once a step has changed it, and the starting copy is not trained."""
     real_generate = trainer.generate
-    eng, _, _ = make_engine(monkeypatch, 4, 2, 2, "actor_rollout_ref.actor.optim.lr=1e-2")
+    eng, _, _ = make_engine(monkeypatch, tiny_lm, 4, 2, 2, "actor_rollout_ref.actor.optim.lr=1e-2")
     fixed_generate = trainer.generate
     monkeypatch.setattr(trainer, "generate", real_generate)  # held-out samples from the model itself
     before, _ = eng.evaluate()

@@ -18,8 +18,8 @@ from omegaconf import DictConfig, OmegaConf
 from core.compose import CONF_DIR, compose, options
 from recipes.preflight import preflight, settings
 from recipes.preflight.report import Report
-from recipes.rules_gpu import _sp, budgets
 from recipes.validate import ConfigError, validate
+from recipes.validate.gpu import _sp, budgets
 
 RECIPES = options("recipe")
 PROFILES = ("gpu_node", "multi_node")

@@ -36,8 +36,8 @@ ATOL_LOGPROB = 1e-5
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    """A tiny random Qwen2 checkpoint on the laptop tokenizer (256 positions)."""
+def tiny(tiny_checkpoint) -> Path:
+    """A tiny random Qwen2 checkpoint on the laptop tokenizer (256 positions), built once per session."""
     spec = models.ModelSpec(
         hidden_size=32,
         num_hidden_layers=2,
@@ -46,7 +46,7 @@ def tiny(tmp_path_factory) -> Path:
         intermediate_size=64,
         max_position_embeddings=256,
     )
-    return models.build_checkpoint(tmp_path_factory.mktemp("verl_engine") / "tiny", spec, "char", seed=3)
+    return tiny_checkpoint(spec, "char", seed=3)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -23,12 +23,12 @@ SPEC = models.ModelSpec(
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(tmp_path_factory, tiny_checkpoint):
     """A tiny char-tokenizer policy, a small arithmetic parquet, and its labelled samples."""
     from data_pipelines import rm_data
 
     d = tmp_path_factory.mktemp("rmworld")
-    policy = models.build_checkpoint(d / "policy", SPEC, "char", seed=0)
+    policy = tiny_checkpoint(SPEC, "char", seed=0)  # shared with test_rules_rm (tests/conftest.py)
     data = d / "train.parquet"
     write_rows(TASKS.get("arithmetic")(n=6, seed=0, split="train"), data)
     cfg = load(
@@ -141,8 +141,8 @@ def test_token_labels_and_refusals():
         check_data([row], "bt", "outcome")
 
 
-def test_vocabulary_mismatch_is_refused_before_training(world, tmp_path):
-    other = models.build_checkpoint(tmp_path / "byte", SPEC, "byte", seed=0)
+def test_vocabulary_mismatch_is_refused_before_training(world, tmp_path, tiny_checkpoint):
+    other = tiny_checkpoint(SPEC, "byte", seed=0)
     cfg = load(
         "command", "rm", ["kind=orm", f"data={world['labels']}", f"model={other}", f"out={tmp_path / 'x'}"]
     )

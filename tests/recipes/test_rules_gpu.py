@@ -1,4 +1,4 @@
-"""The GPU rules (recipes.rules_gpu): a config that would trip one of veRL's run-time checks is
+"""The GPU rules (recipes.validate.gpu): a config that would trip one of veRL's run-time checks is
 refused before launch with its full key and the fix, and every recipe's defaults pass them."""
 
 from __future__ import annotations
@@ -7,8 +7,7 @@ import pytest
 
 from core.compose import compose, options
 from core.resolvers import token_budget
-from recipes import rules_gpu  # noqa: F401  (registers the rules under test)
-from recipes.rules import RULES
+from recipes.validate import RULES
 
 GPU_RULES = (
     "token_budgets",

@@ -13,8 +13,8 @@ import pytest
 from core import model as models
 from core import reward_model as rmod
 from recipes.compose import compose
-from recipes.rules_rm import RM_KEY, TEACHER_KEY
 from recipes.validate import ConfigError, validate
+from recipes.validate.models import RM_KEY, TEACHER_KEY
 
 SPEC = models.ModelSpec(
     hidden_size=32,
@@ -28,11 +28,11 @@ LOCAL = ["engine=local", "scale=laptop"]
 
 
 @pytest.fixture(scope="module")
-def ckpts(tmp_path_factory):
+def ckpts(tmp_path_factory, tiny_checkpoint):
     """A char policy, a byte-vocabulary model, an ORM on each, as ``make rm`` writes them."""
     d = tmp_path_factory.mktemp("rules_rm")
-    char = models.build_checkpoint(d / "char", SPEC, "char", seed=0)
-    byte = models.build_checkpoint(d / "byte", SPEC, "byte", seed=0)
+    char = tiny_checkpoint(SPEC, "char", seed=0)  # built once per session (tests/conftest.py)
+    byte = tiny_checkpoint(SPEC, "byte", seed=0)
     rm_char = rmod.save(rmod.build(char, "orm"), d / "rm_char")
     rm_byte = rmod.save(rmod.build(byte, "orm"), d / "rm_byte")
     return {"char": char, "byte": byte, "rm_char": rm_char, "rm_byte": rm_byte, "dir": d}

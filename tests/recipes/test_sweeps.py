@@ -120,8 +120,8 @@ def test_every_arm_runs_from_the_base_model_on_one_budget(hydra_ctx, params):
 
 @pytest.mark.parametrize("name", SWEEPS)
 def test_pilot_seeds_are_never_reused_and_the_pilot_is_one_command(params, name):
-    from benchmarks.experiments import EXPERIMENTS
     from core.sweeps import load
+    from experiments.registry import EXPERIMENTS
 
     pilot = load(name).pilot
     if pilot is None:

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import verl
 
-from recipes import validate  # noqa: F401  (registers every rule module)
-from recipes.rules import RULES
+from recipes.validate import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "verl_checks.md"

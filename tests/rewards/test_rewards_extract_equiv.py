@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rewards.equiv import equivalent
-from rewards.extract import extract_final
+from rewards.math.equiv import equivalent
+from rewards.math.extract import extract_final
 
 
 @pytest.mark.parametrize(
@@ -133,8 +133,8 @@ def test_fast_parser_agrees_with_latex2sympy(latex: str) -> None:
     """Differential test: the fast parser builds the same value as latex2sympy (the fallback)."""
     import sympy
 
-    from rewards.fastlatex import fast_parse
-    from rewards.symbolic import parse
+    from rewards.math.fastlatex import fast_parse
+    from rewards.math.symbolic import parse
 
     fast, slow = fast_parse(latex), parse(latex)
     assert fast is not None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from rewards import symbolic
-from rewards.fastlatex import fast_parse
+from rewards.math import symbolic
+from rewards.math.fastlatex import fast_parse
 from rewards.worker import pool, take_cpu_s
 
 SAME_AS_LATEX2SYMPY = [

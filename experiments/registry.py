@@ -1,0 +1,155 @@
+"""``make results NAME=<experiment>``: re-run one experiment the docs cite, into ``results/<experiment>/``.
+
+Every experiment whose numbers appear in README.md or docs/ is registered here with the one command
+that produces it (the command records its own results through ``core.results``); ``make docs`` then
+renders the docs from ``results/``. ``list=true`` prints every experiment with the commit its
+results were recorded at and whether the project's code changed since (by the source fingerprint
+recorded with the results, where the experiment records one).
+
+Does not render anything (``docgen``) and does not decide what an experiment measures
+(its command and config do).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from omegaconf import DictConfig
+
+from analysis.render import Table
+from core import locks, results
+from core.cli import hydra_main
+from core.compose import CONF_DIR
+from core.registry import Registry
+from core.sweeps import load as sweep_spec
+
+EXPERIMENTS: Registry[list[str]] = Registry("experiment")
+PY = [sys.executable, "-m"]
+
+EXPERIMENTS.add("seed_table", [*PY, "experiments.seed_table"])
+for _p in sorted((CONF_DIR / "sweep").glob("*.yaml")):
+    EXPERIMENTS.add(f"sweep-{_p.stem}", [*PY, "recipes.sweep", f"sweep={_p.stem}"])
+    _pilot = sweep_spec(_p.stem).pilot
+    if _pilot is not None:  # the pilot that set the sweep's seed count, on its own seeds
+        _seeds = ",".join(str(s) for s in _pilot.seeds)
+        EXPERIMENTS.add(
+            _pilot.experiment,
+            [*PY, "recipes.sweep", f"sweep={_p.stem}", f"rlvr.seed={_seeds}", f"results={_pilot.experiment}"],
+        )
+for _p in sorted((CONF_DIR / "pipeline").glob("*.yaml")):
+    EXPERIMENTS.add(f"pipeline-{_p.stem}", [*PY, "recipes.pipeline", f"pipeline={_p.stem}"])
+EXPERIMENTS.add("bench_rewards", [*PY, "benchmarks.bench_rewards"])
+EXPERIMENTS.add("bench_engine", [*PY, "benchmarks.bench_engine"])
+EXPERIMENTS.add(
+    "bench_engine_base", [*PY, "benchmarks.bench_engine", "shape=base"]
+)  # the ablations' step shape
+EXPERIMENTS.add("profile_engine", [*PY, "benchmarks.profile_engine"])  # issue 15 item 7: the profile first
+EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
+EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
+EXPERIMENTS.add("preflight", [*PY, "benchmarks.bench_preflight"])
+EXPERIMENTS.add("r1_zero_curves", [*PY, "experiments.r1_zero_curves", "seeds=[0,1,2,3,4]"])
+# R1-Zero in miniature with its confounds beside it, each arm over seeds 0-4 (docs/r1_zero.md):
+# outcome only, outcome + format (the recipe), and the recipe with its rewards shuffled
+for _arm, _extra in (
+    ("format", []),
+    ("outcome", ["verifier=plain"]),
+    ("shuffled", ["++local.shuffle_rewards=true"]),
+):
+    EXPERIMENTS.add(
+        f"r1_zero_arms-{_arm}",
+        [
+            *PY,
+            "experiments.r1_zero_curves",
+            "seeds=[0,1,2,3,4]",
+            "jobs=2",
+            f"results=r1_zero_arms-{_arm}",
+            "out=runs/arms",
+            *_extra,
+        ],
+    )
+EXPERIMENTS.add(
+    "base_recipes",
+    [*PY, "experiments.r1_zero_curves", "recipes=[dapo,drgrpo]", "seeds=[0,1,2,3,4]", "results=base_recipes"],
+)
+EXPERIMENTS.add(  # seed 000's overtime-pay task, laptop variant, from its own base model (docs/r1_zero.md)
+    "overtime_pay",
+    [
+        *PY,
+        "experiments.r1_zero_curves",
+        "scale=laptop_overtime",
+        "seeds=[0,1,2,3,4]",
+        "results=overtime_pay",
+        "target_length_gain=null",
+        "claim='RL with the outcome (+ format) reward alone, from a base model pretrained on the overtime-pay "
+        "corpus, raises held-out accuracy on the laptop overtime-pay task by at least 15 points within one run'",
+    ],
+)
+EXPERIMENTS.add(  # R1-Zero in miniature from other base models: RL seed s from pretraining seed s
+    "pretrain_seeds",
+    [
+        *PY,
+        "experiments.r1_zero_curves",
+        "seeds=[1,2,3,4]",
+        "results=pretrain_seeds",
+        "overrides=['local.pretrain.seed=\\${rlvr.seed}']",  # escaped: each run resolves it to its seed
+        "jobs=2",
+        "claim='RL with the outcome (+ format) reward alone raises held-out accuracy and mean held-out "
+        "response length together within one laptop run also from base models pretrained with other "
+        "seeds (RL seed s starts from pretraining seed s)'",
+    ],
+)
+EXPERIMENTS.add("thinking_budget", [*PY, "experiments.thinking_budget"])  # seed 002 §3.2-3.4
+for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/reward_models.md)
+    EXPERIMENTS.add(_name, [*PY, "experiments.rm_study", f"experiment={_name}"])
+
+
+def arithmetic(prov: dict) -> str:
+    """The CPU arithmetic a results file was recorded under (``core.numerics``), from its versions."""
+    v = prov.get("versions") or {}
+    if "mkl_cbwr" not in v:
+        return "unpinned (recorded before `core/numerics.py`: not reproducible on another CPU)"
+    return f"pinned ({v.get('aten_cpu_capability')}, MKL_CBWR={v.get('mkl_cbwr')})"
+
+
+def status() -> Table:
+    """One row per registered experiment: recorded at which commit, when, by which command, under
+    which CPU arithmetic."""
+    rows = []
+    for name in EXPERIMENTS:
+        try:
+            data = results.read_experiment(name)
+            tables = [t.get("provenance") or {} for t in data.get("tables", {}).values()]
+            prov = data.get("provenance") or max(tables, key=lambda p: p.get("written", ""), default={})
+        except FileNotFoundError:
+            rows.append([name, "not recorded", "", "", ""])
+            continue
+        commit = (prov.get("git_commit") or "?")[:10] + (" (dirty)" if prov.get("git_dirty") else "")
+        rows.append([name, commit, prov.get("written", ""), arithmetic(prov), f"`{prov.get('command', '')}`"])
+    return Table(["experiment", "recorded at commit", "written", "CPU arithmetic", "command"], rows)
+
+
+def command(cfg: DictConfig) -> int:
+    """Run the experiment ``name`` (its command with ``args`` appended), or list them."""
+    if cfg.list or not cfg.name:
+        print(status().markdown())
+        return 0 if cfg.list else 2
+    try:
+        argv = [*EXPERIMENTS.get(str(cfg.name)), *[str(a) for a in cfg.args]]
+    except KeyError as e:
+        print(f"error: {e.args[0]} (make results list=true)", file=sys.stderr)
+        return 2
+    print("[results] " + " ".join(argv[1:]), file=sys.stderr)
+    try:  # one run per results folder; the command (a child) inherits the lock
+        with results.lock(str(cfg.name)):
+            return subprocess.call(argv)
+    except locks.FolderBusy as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+main = hydra_main("command", "results", command)
+
+
+if __name__ == "__main__":
+    main()

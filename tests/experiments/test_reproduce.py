@@ -1,0 +1,42 @@
+"""``make reproduce``: the comparison of fresh against committed values, and (slow) the real re-run
+of seed 0 of the R1-Zero miniature from an empty cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from experiments.reproduce import HEADLINE, committed, compare
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_committed_seed_is_inside_a_shifted_one_is_not() -> None:
+    past = committed(HEADLINE[0])
+    assert past and all(len(seeds) >= 2 for seeds in past.values())
+    same = compare(HEADLINE[0], 0, {k: {0: v[0]} for k, v in past.items()}, past)
+    assert same and all(r["inside"] for r in same)
+    shifted = {k: {0: {m: x + 10.0 for m, x in v[0].items()}} for k, v in past.items()}
+    assert not any(r["inside"] for r in compare(HEADLINE[0], 0, shifted, past))
+    missing = compare(HEADLINE[0], 0, {}, past)
+    assert all(r["fresh"] is None and not r["inside"] for r in missing)
+
+
+@pytest.mark.slow
+def test_reproduce_r1_zero_seed0_from_an_empty_cache(tmp_path: Path) -> None:
+    """Seed 0 of the recipe arm, base model included, from an empty cache: every metric inside the
+    committed seeds' range."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "experiments.reproduce", f"names=[{HEADLINE[0]}]", f"out={tmp_path}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    report = json.loads((tmp_path / "reproduce.json").read_text())
+    assert report["rows"], proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert all(r["inside"] for r in report["rows"])
