@@ -123,14 +123,32 @@ def _sel(cfg: DictConfig, key: str) -> Any:
     return OmegaConf.to_container(got, resolve=True) if OmegaConf.is_config(got) else got
 
 
-def _filter_groups_code() -> str:
-    """Where dynamic sampling is read: the local engine's function, and whether veRL's ``main_ppo``
-    trainer (``ray_trainer``) reads the key at all (checked in its source, not assumed)."""
-    verl_reads = "filter_groups" in inspect.getsource(ray_trainer)
+def _filter_groups_code(cfg: DictConfig) -> str:
+    """Where dynamic sampling is read: the local engine's function, and the veRL trainer that
+    ``main_ppo`` runs for this config (``trainer.use_v1``: the V1 trainer's replay buffer, else
+    ``ray_trainer``), found by reading that trainer's source for the key, not assumed."""
+    if _sel(cfg, "trainer.use_v1"):
+        from verl.trainer.ppo.v1 import trainer_base
+
+        reads = "filter_groups" in inspect.getsource(trainer_base)
+        where = f"{_name(trainer_base.PPOTrainer._resolve_filter_groups_metric)} (the V1 replay buffer"
+        where += (
+            "; it ignores `max_num_gen_batches`)"
+            if "max_num_gen_batches"
+            in inspect.getsource(trainer_base.PPOTrainer._resolve_filter_groups_metric)
+            else ")"
+        )
+        mod = trainer_base.__name__
+    else:
+        reads, where, mod = (
+            "filter_groups" in inspect.getsource(ray_trainer),
+            f"`{ray_trainer.__name__}`",
+            ray_trainer.__name__,
+        )
     verl = (
-        f"veRL: `{ray_trainer.__name__}`"
-        if verl_reads
-        else f"veRL 0.9.1: declared by {_name(FilterGroupsConfig)}, not read by `{ray_trainer.__name__}`"
+        f"veRL: {where}"
+        if reads
+        else f"veRL 0.9.1: declared by {_name(FilterGroupsConfig)}, not read by `{mod}`"
     )
     return f"the local engine: {_name(algo.keep_groups)}; {verl}"
 
@@ -166,7 +184,7 @@ def code_rows(cfg: DictConfig) -> list[tuple[str, str]]:
     in_reward = _sel(cfg, "algorithm.use_kl_in_reward")
     rows.append(("algorithm.use_kl_in_reward", _name(ray_trainer.apply_kl_penalty) if in_reward else "off"))
     if _sel(cfg, "algorithm.filter_groups.enable"):
-        rows.append(("algorithm.filter_groups.enable", _filter_groups_code()))
+        rows.append(("algorithm.filter_groups.enable", _filter_groups_code(cfg)))
         rows.append(("algorithm.filter_groups.metric", f"{_name(algo.group_metric)}"))
     else:
         rows.append(("algorithm.filter_groups.enable", "off"))
