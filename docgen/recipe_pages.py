@@ -30,6 +30,7 @@ from omegaconf import DictConfig, OmegaConf
 from verl.trainer.config.algorithm import FilterGroupsConfig
 from verl.trainer.distillation.losses import get_distillation_loss_fn
 from verl.trainer.ppo import core_algos, ray_trainer
+from verl.trainer.ppo.v1 import trainer_base
 from verl.workers.reward_manager import get_reward_manager_cls
 
 import rewards
@@ -128,8 +129,6 @@ def _filter_groups_code(cfg: DictConfig) -> str:
     ``main_ppo`` runs for this config (``trainer.use_v1``: the V1 trainer's replay buffer, else
     ``ray_trainer``), found by reading that trainer's source for the key, not assumed."""
     if _sel(cfg, "trainer.use_v1"):
-        from verl.trainer.ppo.v1 import trainer_base
-
         reads = "filter_groups" in inspect.getsource(trainer_base)
         where = f"{_name(trainer_base.PPOTrainer._resolve_filter_groups_metric)} (the V1 replay buffer"
         where += (
