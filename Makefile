@@ -14,6 +14,8 @@ ENGINE ?=
 RUN_DIR ?=
 ARGS   ?=
 PYTEST_ARGS ?=
+# make test runs the suite in this many pytest-xdist workers (each test module is one unit of work)
+TEST_WORKERS ?= 2
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
         eval budget diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts \
@@ -45,8 +47,8 @@ endif
 run: setup ## Run a recipe: make run RECIPE=dapo [ENGINE=local|verl] [RUN_DIR=...] [ARGS="k=v ..."]
 	$(PY) -m recipes.run recipe=$(RECIPE) $(if $(ENGINE),engine=$(ENGINE)) $(if $(RUN_DIR),run_dir=$(RUN_DIR)) $(ARGS)
 
-test: setup ## Run the CPU test suite (excludes tests marked slow)
-	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+test: setup ## Run the CPU test suite (excludes tests marked slow) in TEST_WORKERS processes (2)
+	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test-all: setup ## Run every test, slow ones included
 	$(PY) -m pytest -q $(PYTEST_ARGS)

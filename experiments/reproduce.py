@@ -34,23 +34,24 @@ ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
 HEADLINE = ("r1_zero_arms-format", "r1_zero_arms-outcome", "r1_zero_arms-shuffled")
 
 
+#: the metrics :func:`metrics` returns, in its order
+METRICS = ("acc start", "acc end", "acc gain", "length start", "length end", "length gain")
+
+
 def metrics(rec: dict[str, Any]) -> dict[str, float]:
-    """A run record's headline metrics: accuracy and length at start and end, and their gains.
+    """A run record's headline metrics (:data:`METRICS`): accuracy and length at start and end, and
+    their gains.
 
     >>> rec = {"curves": {ACC: {"value": [0.25, 0.5]}, LEN: {"value": [20.0, 30.0]}}}
     >>> metrics(rec)
     {'acc start': 0.25, 'acc end': 0.5, 'acc gain': 0.25, 'length start': 20.0, 'length end': 30.0, 'length gain': 0.5}
+    >>> tuple(metrics(rec)) == METRICS
+    True
     """
     a, n = rec["curves"][ACC]["value"], rec["curves"][LEN]["value"]
     a0, a1, n0, n1 = float(a[0]), float(a[-1]), float(n[0]), float(n[-1])
-    return {
-        "acc start": a0,
-        "acc end": a1,
-        "acc gain": a1 - a0,
-        "length start": n0,
-        "length end": n1,
-        "length gain": n1 / n0 - 1 if n0 else float("nan"),
-    }
+    values = (a0, a1, a1 - a0, n0, n1, n1 / n0 - 1 if n0 else float("nan"))
+    return dict(zip(METRICS, values, strict=True))
 
 
 def by_run(runs: dict[str, dict]) -> dict[str, dict[int, dict[str, float]]]:
@@ -94,7 +95,7 @@ def compare(
     rows = []
     for label, seeds in past.items():
         new = fresh.get(label, {}).get(seed)
-        for m in metrics_names():
+        for m in METRICS:
             vals = [p[m] for p in seeds.values()]
             v = None if new is None else new[m]
             rows.append(
@@ -112,19 +113,14 @@ def compare(
     return rows
 
 
-def metrics_names() -> list[str]:
-    """The metrics :func:`metrics` returns, in its order."""
-    return list(metrics({"curves": {ACC: {"value": [0.0]}, LEN: {"value": [1.0]}}}))
-
-
 def weights(folder: Path) -> set[str]:
-    """The weight hashes of the base models an experiment folder's ``base_model.json`` names."""
+    """The weight hashes of the base models an experiment folder's ``base_model.json`` names (the
+    table :mod:`experiments.r1_zero_curves` writes: ``{"models": [{..., "weights_sha256": ...}]}``);
+    empty when the experiment built no base model."""
     path = folder / "base_model.json"
     if not path.is_file():
         return set()
-    data = json.loads(path.read_text())
-    models = (data.get("data") or data).get("models") or []
-    return {m["weights_sha256"] for m in models if m.get("weights_sha256")}
+    return {m["weights_sha256"] for m in results.read_json(path)["models"] if m.get("weights_sha256")}
 
 
 def _fmt(m: str, v: float | None) -> str:

@@ -37,6 +37,7 @@ import io
 import itertools
 import json
 import multiprocessing as mp
+import re
 import shutil
 import subprocess
 import sys
@@ -202,11 +203,21 @@ def arm_overrides(name: str, extra: list[str], arm: list[str]) -> list[str]:
 def check_arms(name: str, extra: list[str], plan: list[list[str]]) -> None:
     """Compose and validate every arm exactly as ``recipes.run`` will (engine, scale profile,
     :func:`recipes.run.check`) before anything is created; the first refused arm raises a
-    one-line ``ValueError`` naming the arm, the problem and the fix."""
+    one-line ``ValueError`` naming the arm, the problem and the fix.
+
+    An arm that differs from an arm already checked only in an integer ``rlvr.seed`` is not composed
+    again: the seed reaches the config only as an integer that no rule reads, so it validates alike
+    (a 3-axis-value x 8-seed sweep composes 3 arms, not 24). A seed that is no integer is checked."""
     from recipes.run import check, prepare_config  # the run's validation stack (veRL): not for --help
 
+    checked: set[tuple[str, ...]] = set()
     with compose_context():  # one Hydra context for every composition (~0.3 s each)
         for arm in plan:
+            unseeded = tuple(o for o in arm if _key(o) != "rlvr.seed")
+            seeds = [o.split("=", 1)[1] for o in arm if _key(o) == "rlvr.seed"]
+            if unseeded in checked and all(re.fullmatch(r"-?\d+", s.strip()) for s in seeds):
+                continue
+            checked.add(unseeded)
             overrides = arm_overrides(name, extra, arm)
             try:
                 with contextlib.redirect_stderr(io.StringIO()):  # the run's "[scale] ..." notes, per arm

@@ -14,6 +14,25 @@ os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+#: Modules that run documented commands from the repository root and compare its output folders or
+#: ``git status`` before and after: under pytest-xdist (``make test`` runs two workers) they run one
+#: after another in one worker, so no other test's files can appear in those folders meanwhile.
+SERIAL = (
+    "tests/test_documented_commands.py",
+    "tests/test_home_clean.py",
+    "tests/recipes/test_user_errors.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ANN001, ANN201 - pytest hook signature
+    """Each test module is one unit of work for ``--dist loadgroup`` (its module fixtures are built
+    once), and the :data:`SERIAL` modules are one unit together."""
+    root = Path(str(config.rootpath))
+    for item in items:
+        rel = Path(str(item.path)).resolve().relative_to(root).as_posix()
+        item.add_marker(pytest.mark.xdist_group("repository-commands" if rel in SERIAL else rel))
+
+
 def pytest_ignore_collect(collection_path, config):  # noqa: ANN001, ANN201 - pytest hook signature
     """conftest.py files are plugins, not doctest modules (``--doctest-modules`` would import them twice)."""
     return True if collection_path.name == "conftest.py" else None

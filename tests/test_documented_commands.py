@@ -155,12 +155,12 @@ PLAN: dict[str, Plan] = {
     # --- pipelines ------------------------------------------------------------------------------
     "make pipeline PIPELINE=r1": Plan(
         "slow",
-        run='make pipeline PIPELINE=r1 ARGS="vars.rl_steps=2 vars.final_rl_steps=2 vars.max_sft_steps=30"',
+        run='make pipeline PIPELINE=r1 ARGS="vars.rl_steps=2 vars.final_rl_steps=2 vars.max_sft_steps=400"',
     ),
     "make pipeline PIPELINE=distill": Plan(
         "slow",
         run='make pipeline PIPELINE=distill ARGS="vars.seeds=[0] vars.teacher_rl_steps=2 vars.student_rl_steps=2 '
-        'vars.distill_steps=10 vars.max_sft_steps=30"',
+        'vars.distill_steps=10 vars.max_sft_steps=500"',
     ),
     "python -m recipes.pipeline pipeline=r1 engine=verl dry_run=true": Plan("fast"),
     # --- docs/r1_zero.md ------------------------------------------------------------------------

@@ -155,6 +155,30 @@ def test_launchers_compose(hydra_ctx, launcher, target):
         assert la.ray.remote.num_gpus == 0 and la.ray.init.address
 
 
+def test_plan_composes_each_arm_once_up_to_an_integer_seed(hydra_ctx, capsys, monkeypatch):
+    """Arms that differ only in an integer seed validate alike: one composition per axis value; a
+    seed that is no integer is composed and refused like any other bad value."""
+    import recipes.run as run
+
+    composed: list[list[str]] = []
+    real = run.prepare_config
+
+    def counting(overrides, **kw):  # noqa: ANN001, ANN202 - wraps the real preparation
+        composed.append(list(overrides))
+        return real(overrides, **kw)
+
+    monkeypatch.setattr(run, "prepare_config", counting)
+    assert main(["sweep=kl_coef", "plan=true"]) == 0
+    assert "kl_coef: 9 runs" in capsys.readouterr().err
+    seeds = {o for c in composed for o in c if o.startswith("rlvr.seed=")}
+    assert len(composed) == 3 and seeds == {"rlvr.seed=0"}
+    composed.clear()
+    assert main(["sweep=kl_coef", "rlvr.seed=0,abc", "plan=true"]) == 2
+    err = capsys.readouterr().err
+    assert "rlvr.seed=abc" in err and "[rlvr.seed] expected int" in err, err
+    assert len(composed) == 4  # seed 0 with each of the 3 KL values, then the first arm of seed abc
+
+
 def test_sweep_cli_plan(hydra_ctx, capsys):
     assert main(["sweep=kl_coef", "plan=true"]) == 0
     err = capsys.readouterr().err

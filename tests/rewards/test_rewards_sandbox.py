@@ -56,9 +56,25 @@ ATTACKS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _private_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test's sandboxes make their folders under its own ``tempfile.tempdir``: the leak checks
+    below see this test's sandboxes only, whatever other tests run beside it (pytest-xdist)."""
+    monkeypatch.setattr(tempfile, "tempdir", os.path.realpath(tmp_path))
+
+
 def _stray_processes() -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [ln for ln in out.splitlines() if "_sandbox_child" in ln]
+    """Sandbox children still alive that were started under this test's temp folder (their ``TMPDIR``)."""
+    mine = b"TMPDIR=" + tempfile.gettempdir().encode() + b"/"
+    out = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            args, env = (proc / "cmdline").read_bytes(), (proc / "environ").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        if b"_sandbox_child" in args and any(v.startswith(mine) for v in env.split(b"\0")):
+            out.append(proc.name + " " + args.replace(b"\0", b" ").decode(errors="replace"))
+    return out
 
 
 def _sandbox_dirs() -> list[str]:

@@ -141,6 +141,9 @@ def test_an_orphan_holding_the_result_pipe_does_not_outlive_the_call(
     monkeypatch.setattr(sandbox, "_CHILD", str(child))
     if not namespaces:
         monkeypatch.setattr(sandbox, "_UNSHARE", [])
+    # this test's sandbox folder under its own temp folder: other tests' sandboxes (pytest-xdist) stay apart
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", os.path.realpath(tmp_path / "tmp"))
     before = set(Path(tempfile.gettempdir()).glob("rewards-sbx-*"))
     t = time.monotonic()
     res = run_tests("print(input())", ECHO, timeout_s=1.0)
@@ -148,6 +151,6 @@ def test_an_orphan_holding_the_result_pipe_does_not_outlive_the_call(
     assert res.passed == 1
     assert set(Path(tempfile.gettempdir()).glob("rewards-sbx-*")) <= before
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    assert "orphan_child" not in out
+    assert str(child) not in out
     assert not any(p.exists() for p in Path(tempfile.gettempdir()).glob("rewards-sbx-*/orphan_was_here"))
     assert os.getpid()  # the test process survived
