@@ -131,12 +131,13 @@ def _filter_groups_code(cfg: DictConfig) -> str:
     if _sel(cfg, "trainer.use_v1"):
         reads = "filter_groups" in inspect.getsource(trainer_base)
         where = f"{_name(trainer_base.PPOTrainer._resolve_filter_groups_metric)} (the V1 replay buffer"
-        where += (
-            "; it ignores `max_num_gen_batches`)"
-            if "max_num_gen_batches"
-            in inspect.getsource(trainer_base.PPOTrainer._resolve_filter_groups_metric)
-            else ")"
-        )
+        if "max_num_gen_batches" in inspect.getsource(trainer_base.PPOTrainer._resolve_filter_groups_metric):
+            where += "; it ignores `max_num_gen_batches`"
+        if "gen_batch_size = 1" in inspect.getsource(trainer_base.PPOTrainer._init_dataloader):
+            where += (
+                f" and sets `data.gen_batch_size` to 1 ({_name(trainer_base.PPOTrainer._init_dataloader)})"
+            )
+        where += ")"
         mod = trainer_base.__name__
     else:
         reads, where, mod = (

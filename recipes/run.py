@@ -280,36 +280,49 @@ def _format_summary(s: dict) -> str:
     )
 
 
-@hydra.main(config_path="../conf", config_name="config", version_base=None)
-def main(cfg: DictConfig) -> None:
-    overrides = list(HydraConfig.get().overrides.task)
-    # the recipe Hydra picked: a sweep file (sweep=kl_coef) picks its own without recipe=...
-    if HydraConfig.get().runtime.choices.get("recipe") in (None, "null"):
+def _note_bare(choices: dict) -> None:
+    """The note for a composition without a recipe (a sweep file picks its own without ``recipe=``)."""
+    if choices.get("recipe") in (None, "null"):
         log(
             f"note: no recipe=... given; composing the bare defaults. Recipes: {', '.join(options('recipe'))}"
         )
-    code = run(overrides, cfg)
+
+
+@hydra.main(config_path="../conf", config_name="config", version_base=None)
+def main(cfg: DictConfig) -> None:
+    """Hydra's entry: the arms of a multirun (``-m``, ``recipes.sweep``) and runs given Hydra's flags."""
+    _note_bare(HydraConfig.get().runtime.choices)
+    code = run(list(HydraConfig.get().overrides.task), cfg)
     if code:
         sys.exit(code)
 
 
-def precheck(argv: list[str]) -> str | None:
-    """The one-line error for overrides that do not compose (an unknown key with did-you-mean, an
-    unknown option of a group, a malformed override), before Hydra prints its own; None if they
-    compose. Hydra's flags (``--help``, ``-m``) and ``hydra.*`` keys are left to Hydra."""
-    if any(a.startswith("-") for a in argv):
-        return None
+def single(argv: list[str]) -> int:
+    """One run from the command line, composed once: a mistake in the overrides is one ``error:``
+    line (an unknown key with did-you-mean, an unknown option of a group, a malformed override)
+    before anything else; the composed config is the one :func:`run` validates and launches.
+    Hydra's own entry (:func:`main`) would compose it again and writes nothing more for a single run
+    (``hydra.run.dir: .``, no output subdir, no job logging)."""
     try:
-        compose([a for a in argv if not _key(a).startswith(("hydra.", "hydra/"))])
+        cfg = compose(argv, hydra=True)
     except ValueError as err:
-        return str(err)
-    return None
+        log(f"error: {err}\nnothing was launched.")
+        return 2
+    _note_bare(cfg.hydra.runtime.choices)
+    with open_dict(cfg):
+        del cfg["hydra"]
+    return run(argv, cfg)
+
+
+def _hydra_flags(argv: list[str]) -> bool:
+    """Flags (``--help``, ``-m``) or ``hydra.*`` keys: left to Hydra's own entry."""
+    return any(a.startswith("-") or _key(a).startswith(("hydra.", "hydra/")) for a in argv)
 
 
 if __name__ == "__main__":
     # `local.task.*` exists only once the laptop profile is chosen, which happens after Hydra composes
     sys.argv = force_local(sys.argv)
-    if (problem := precheck(sys.argv[1:])) is not None:
-        log(f"error: {problem}\nnothing was launched.")
-        sys.exit(2)
-    main()
+    if _hydra_flags(sys.argv[1:]):
+        main()
+    else:
+        sys.exit(single(sys.argv[1:]))

@@ -14,7 +14,8 @@ stopping at the first:
    clipping and aggregation (:mod:`~recipes.validate.loss`), the reward and the reward function's
    options (:mod:`~recipes.validate.reward`), reward models and distillation teachers
    (:mod:`~recipes.validate.models`), on ``engine=verl`` the sizes and sections only a GPU run
-   reaches (:mod:`~recipes.validate.gpu`), on ``engine=local`` the engine's refusals
+   reaches (:mod:`~recipes.validate.gpu`) and the checks of veRL's V1 trainer, ``main_ppo``'s
+   default (:mod:`~recipes.validate.v1`), on ``engine=local`` the engine's refusals
    (:mod:`~recipes.validate.local`);
 3. veRL's own checks (:mod:`recipes.validate.verl_checks`): its dataclasses, ``validate_config``
    and loading the custom reward function.
@@ -30,7 +31,7 @@ from collections.abc import Iterable
 from omegaconf import DictConfig
 
 from recipes.schema import project_errors, type_errors, unknown_field_errors
-from recipes.validate import batch, domains, gpu, kl, local, loss, models, reward  # noqa: F401  (register their rules)
+from recipes.validate import batch, domains, gpu, kl, local, loss, models, reward, v1  # noqa: F401  (register their rules)
 from recipes.validate.keys import resolution_errors, user_first
 from recipes.validate.registry import RULES, check_rules
 from recipes.validate.verl_checks import quiet, reward_function, verl_checks

@@ -20,6 +20,7 @@ SITE = Path(verl.__file__).resolve().parents[1]
 SWEPT = (
     "verl/trainer/ppo/ray_trainer.py",
     "verl/trainer/main_ppo.py",
+    "verl/trainer/ppo/v1/*.py",
     "verl/workers/*.py",
     "verl/workers/engine/*.py",
     "verl/workers/engine/*/*.py",
