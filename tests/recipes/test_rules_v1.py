@@ -103,9 +103,15 @@ def _v1_errors(cfg) -> list[str]:  # noqa: ANN001 - a composed config
 
 @pytest.mark.parametrize("overrides,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_v1_check_refused_before_launch(hydra_ctx, overrides: list[str], expected: str) -> None:
-    cfg = compose([*overrides, "engine=verl"])
+    errs = _v1_errors(compose([*overrides, "engine=verl"]))
+    assert any(e.startswith(expected) for e in errs), errs
+
+
+def test_validation_refuses_with_the_v1_rules(hydra_ctx) -> None:
+    """The rules run in :func:`recipes.validate.validate`, the check every launch passes first."""
+    overrides, expected = CASES[0][1:]
     with pytest.raises(ConfigError) as err:
-        validate(cfg, "verl")
+        validate(compose([*overrides, "engine=verl"]), "verl")
     assert any(e.startswith(expected) for e in err.value.errors), err.value.errors
 
 
