@@ -229,6 +229,8 @@ def _data_name(cfg: DictConfig) -> str | None:
 def _quickstart(recipe: str, cfg: DictConfig) -> str:
     scale = str(cfg.rlvr.laptop_scale)
     start = "RL from the laptop base model" if scale == "laptop_base" else "RL after a short SFT cold start"
+    if OmegaConf.select(cfg, "distillation.enabled", default=False):
+        start += "; the first run also builds the laptop teacher, local.teacher"
     laptop = f"make run RECIPE={recipe}"
     gpu = f'make run RECIPE={recipe} ENGINE=verl ARGS="scale=gpu_node"'
     width = len(gpu) + 2

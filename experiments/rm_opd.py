@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,6 +37,7 @@ from analysis.results_io import run_record
 from core import results
 from core.results import downsample
 from experiments.rm_common import data_files, log, policy, sh, workdir
+from recipes.launch_local import local_command
 
 
 def student_overrides(cfg: DictConfig, seed: int) -> list[str]:
@@ -54,35 +54,18 @@ def student_overrides(cfg: DictConfig, seed: int) -> list[str]:
 
 
 def teacher(cfg: DictConfig) -> Path:
-    """The teacher: the laptop policy after the laptop GRPO recipe, as an HF checkpoint."""
-    from core import model as models  # only the teacher build needs it
+    """The teacher: the laptop policy after the laptop GRPO recipe, as an HF checkpoint
+    (:func:`recipes.local.teacher.train`, the engine's own teacher build, with this study's overrides)."""
+    from recipes.local.teacher import train  # deferred: the study's CLI starts without the engine
 
     o = cfg.opd.teacher
     work = workdir(cfg) / "opd"
     out = work / "teacher"
     if not (out / "config.json").is_file():
         pol = policy(cfg)
-        run_dir = work / "teacher-rl"
-        cmd = [
-            sys.executable,
-            "-m",
-            "recipes.run",
-            "recipe=grpo",
-            "engine=local",
-            "scale=laptop",
-            f"run_dir={run_dir}",
-        ]
-        cmd += [
-            f"actor_rollout_ref.model.path={pol}",
-            f"trainer.total_training_steps={o.steps}",
-            "trainer.test_freq=25",
-        ]
-        cmd += [f"trainer.save_freq={o.steps}", *cfg.opd.overrides]
         log("opd: training the teacher")
-        sh(cmd, work / "teacher-rl.log")
-        step = (run_dir / "checkpoints" / "latest_checkpointed_iteration.txt").read_text().strip()
-        m, tok = models.load(pol, run_dir / "checkpoints" / f"global_step_{step}" / "state.pt")
-        models.save(m, tok, out, meta={"teacher_of": "opd", "run_dir": str(run_dir)})
+        extra = ["trainer.test_freq=25", *cfg.opd.overrides]
+        train(pol, out, "grpo", int(o.steps), work / "teacher-rl", extra, logfile=work / "teacher-rl.log")
     install = Path(str(cfg.opd.install_path)).expanduser()
     shutil.copytree(out, install, dirs_exist_ok=True)
     return out
@@ -113,15 +96,7 @@ def rl_arm(cfg: DictConfig, arm: str, seed: int, teacher_dir: Path) -> Path:
     if (run_dir / "summary.json").is_file():
         return run_dir
     extra = [] if arm == "opd" else ["distillation.enabled=false"]
-    cmd = [
-        sys.executable,
-        "-m",
-        "recipes.run",
-        "recipe=opd",
-        "engine=local",
-        "scale=laptop",
-        f"run_dir={run_dir}",
-    ]
+    cmd = local_command("opd", run_dir)
     cmd += [
         f"distillation.teacher_models.teacher_model.model_path={teacher_dir}",
         *student_overrides(cfg, seed),

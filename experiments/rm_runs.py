@@ -15,7 +15,6 @@ x-axis); the curves are against steps.
 from __future__ import annotations
 
 import json
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from core import results
 from core.runs import Run
 from experiments.rm_common import log, policy, sh, workdir
 from experiments.rm_labels import installed_rms
+from recipes.launch_local import local_command
 
 
 def pinned_cold_start(pol: Path) -> list[str]:
@@ -53,10 +53,9 @@ def run_arm(cfg: DictConfig, arm: str, seed: int, rms: dict[str, Path], pol: Pat
         if arm == "verifier"
         else [f"reward_model={arm}", f"reward.reward_model.model_path={rms[arm]}"]
     )
-    cmd = [sys.executable, "-m", "recipes.run", f"recipe={o.recipe}", "engine=local", "scale=laptop"]
+    cmd = local_command(o.recipe, run_dir)
     cmd += [
         f"rlvr.seed={seed}",
-        f"run_dir={run_dir}",
         f"actor_rollout_ref.model.path={pol}",
         *pinned_cold_start(pol),
         *reward,

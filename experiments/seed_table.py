@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,6 +36,7 @@ from core import results
 from core.cli import hydra_main, load, route_argv
 from core.fingerprint import source_hash
 from recipes.compose import compose, laptop_scale
+from recipes.launch_local import local_command
 
 CODE = ("core", "recipes", "rewards", "data_pipelines", "conf")
 
@@ -65,19 +65,15 @@ def run_one(
     run_dir = run_dir_of(out, recipe, seed, extra, tag, scale)
     log_path, summ = run_dir.with_name(run_dir.name + ".log"), run_dir / "summary.json"
     if not summ.is_file():
-        cmd = [
-            sys.executable,
-            "-m",
-            "recipes.run",
-            f"recipe={recipe}",
-            "engine=local",
+        cmd = local_command(
+            recipe,
+            run_dir,
             f"rlvr.seed={seed}",
-            f"run_dir={run_dir}",
-            f"scale={scale}",
             "local.progress=false",
             "trainer.logger=[file]",
             *extra,
-        ]
+            scale=scale,
+        )
         t0 = time.time()
         with open(log_path, "w") as log:
             rc = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT)

@@ -26,6 +26,7 @@ from recipes.compose import compose, diff, laptop_scale, options
 from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, require_gpus, verl_config
 from recipes.manifest import write_manifest
 from recipes.validate import ConfigError, validate
+from recipes.validate.models import TEACHER_KEY
 
 #: Overrides that do not change what a run computes (left out of the run-directory hash).
 _NO_HASH = ("run_dir", "dry_run")
@@ -64,6 +65,18 @@ def _local_model_error(overrides: list[str]) -> str | None:
         f"[{MODEL_PATH}] {given} is not a checkpoint directory (no config.json); engine=local runs a given "
         "checkpoint as is. Fix: point it at a save_pretrained directory on disk, or leave it unset to "
         "build the laptop model."
+    )
+
+
+def _local_teacher_error(overrides: list[str]) -> str | None:
+    """engine=local builds a missing teacher only at the configured path: a typed one must exist."""
+    given = [o.split("=", 1)[1] for o in overrides if _key(o) == TEACHER_KEY]
+    if not given or given[-1] in ("", "null") or (Path(given[-1]).expanduser() / "config.json").is_file():
+        return None
+    return (
+        f"[{TEACHER_KEY}] {given[-1]} is not an HF checkpoint directory (no config.json); engine=local uses a "
+        "given teacher as is. Fix: point it at a save_pretrained directory on disk, or leave it unset to "
+        "build the laptop teacher (local.teacher)."
     )
 
 
@@ -189,8 +202,10 @@ def check(cfg: DictConfig, engine: str, overrides: list[str], typed: list[str]) 
     :func:`recipes.validate.validate` (the ``typed`` overrides' problems first) and, on the local
     engine, a given model path that is no checkpoint. ``recipes.sweep`` checks every arm with it."""
     validate(cfg, engine, typed)
-    if engine == "local" and not cfg.dry_run and (err := _local_model_error(overrides)):
-        raise ValueError(err)
+    if engine == "local" and not cfg.dry_run:
+        for err in (_local_model_error(overrides), _local_teacher_error(overrides)):
+            if err:
+                raise ValueError(err)
 
 
 def _refused(message: str) -> int:

@@ -85,6 +85,17 @@ class TaskConfig:
 
 
 @dataclass
+class TeacherConfig:
+    """``local.teacher``: the laptop teacher of on-policy distillation (see ``recipes.local.teacher``)."""
+
+    recipe: str
+    scale: str
+    steps: int
+    test_freq: int
+    overrides: list[str]
+
+
+@dataclass
 class LocalConfig:
     """``local``: knobs of the local CPU engine only (veRL never sees them)."""
 
@@ -97,6 +108,7 @@ class LocalConfig:
     sft: SftConfig
     task: TaskConfig | None
     pretrain: PretrainConfig | None = None
+    teacher: TeacherConfig | None = None
 
 
 @dataclass
@@ -333,10 +345,12 @@ def local_config(cfg: DictConfig) -> LocalConfig:
     d = OmegaConf.to_container(cfg.local, resolve=True)
     task = d.pop("task")
     pre = d.pop("pretrain", None)
+    teacher = d.pop("teacher", None)
     return LocalConfig(
         **{k: v for k, v in d.items() if k not in ("model", "sft")},
         pretrain=None if pre is None else PretrainConfig(**{**pre, "corpus": CorpusConfig(**pre["corpus"])}),
         model=ModelSpec(**d["model"]),
         sft=SftConfig(**d["sft"]),
         task=None if task is None else TaskConfig(**task),
+        teacher=None if teacher is None else TeacherConfig(**teacher),
     )

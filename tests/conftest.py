@@ -104,7 +104,7 @@ def tiny_lm():  # noqa: ANN201 - pytest fixture
 @pytest.fixture(scope="session")
 def laptop_teacher(tiny_checkpoint):  # noqa: ANN001, ANN201 - pytest fixture
     """Overrides that give ``recipe=opd`` at laptop scale a teacher: a tiny checkpoint on the laptop
-    tokenizer (``make results NAME=opd`` builds the real one; a missing teacher is refused)."""
+    tokenizer (the local engine builds the real one on first use, ``recipes.local.teacher``)."""
     path = tiny_checkpoint((32, 1, 2, 1, 64, 256), "char", seed=1)
 
     def overrides(recipe: str) -> list[str]:

@@ -14,7 +14,8 @@ applies the engine's refusals, :mod:`recipes.validate.local`):
   ``data.apply_chat_template_kwargs``, as veRL's agent loop does. Otherwise the path is the laptop
   model's cache: a Qwen2 + character tokenizer built and cold-started on first use
   (:mod:`recipes.local.coldstart`), or, when ``local.pretrain`` is set (``scale=laptop_base``), a
-  base model pretrained on a designed corpus (:mod:`recipes.local.pretrain`). ``trainer.total_training_steps=2`` on a given checkpoint is the
+  base model pretrained on a designed corpus (:mod:`recipes.local.pretrain`). On-policy distillation's
+  teacher is likewise a given checkpoint or the laptop teacher built on first use (:mod:`recipes.local.teacher`). ``trainer.total_training_steps=2`` on a given checkpoint is the
   quickest check that a recipe, a reward function and a chat template work together on CPU.
 
 Advantages, policy losses, loss aggregation, KL estimators, the lr schedule, training and
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from verl.trainer.ppo.reward import get_custom_reward_fn
 
 from core import model as models
@@ -39,6 +40,7 @@ from recipes.local.coldstart import BUILDER, ensure_model
 from recipes.local.data import ensure_task_files, load_split
 from recipes.local.pretrain import BUILDER as BASE_BUILDER
 from recipes.local.pretrain import ensure_base_model
+from recipes.local.teacher import ensure_teacher
 from recipes.local.track import dump_generations, make_tracker, progress
 from recipes.local.trainer import Engine
 from recipes.schema import local_config
@@ -116,6 +118,8 @@ def build_engine(cfg: DictConfig) -> tuple[Engine, Path, float]:
         model, tok = models.load(path)
     else:
         model, tok = _load_given(cfg, path)
+    if OmegaConf.select(cfg, "distillation.enabled", default=False):
+        ensure_teacher(cfg, _say)  # the laptop teacher, built on first use (recipes.local.teacher)
     t_setup = time.time() - t0
     train = load_split(cfg, "train_files", tok)
     val = load_split(cfg, "val_files", tok, limit=local.eval_samples)

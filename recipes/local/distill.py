@@ -26,8 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from core import model as models
 from core.sampler import Rollout, response_logprobs
-
-TEACHER_KEY = "distillation.teacher_models.teacher_model.model_path"
+from recipes.validate.models import TEACHER_KEY
 
 
 def flat_layout(values: torch.Tensor, prompt_mask: torch.Tensor, response_mask: torch.Tensor) -> torch.Tensor:

@@ -123,7 +123,7 @@ def distillation(cfg: DictConfig) -> list[str]:
     if not teacher:
         return [
             f"[{TEACHER_KEY}] distillation.enabled=true without a teacher; fix: set it to the teacher's HF "
-            "checkpoint (laptop: `make results NAME=opd` builds one; GPU: e.g. Qwen/Qwen3-8B)"
+            "checkpoint (laptop: conf/scale/laptop.yaml's path, where engine=local builds one; GPU: e.g. Qwen/Qwen3-8B)"
         ]
     local = _local_dir(teacher)
     if local is None or not (local / "config.json").is_file():
@@ -150,10 +150,12 @@ def distillation_local(cfg: DictConfig) -> list[str]:
             "low_var_kl, or engine=verl"
         )
     teacher = sel(cfg, TEACHER_KEY)
-    if teacher and not (Path(str(teacher)).expanduser() / "config.json").is_file():
+    missing = teacher and not (Path(str(teacher)).expanduser() / "config.json").is_file()
+    if missing and sel(cfg, "local.teacher") is None:
         errs.append(
-            f"[{TEACHER_KEY}] {teacher} is not an HF checkpoint directory (no config.json); the teacher must "
-            "exist before the student trains; fix: `make results NAME=opd` (builds the laptop teacher) or a path to one"
+            f"[{TEACHER_KEY}] {teacher} is not an HF checkpoint directory (no config.json) and local.teacher is "
+            "null, so the engine does not build one; fix: a path to a teacher checkpoint, or set local.teacher "
+            "(conf/config.yaml's default builds the laptop teacher)"
         )
     return errs
 

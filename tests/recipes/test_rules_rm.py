@@ -98,11 +98,11 @@ def test_missing_teacher_is_refused(hydra_ctx, ckpts):
     msg = errors(["recipe=opd", f"{TEACHER_KEY}=null"], "verl")
     assert f"[{TEACHER_KEY}] distillation.enabled=true without a teacher" in msg
     absent = ckpts["dir"] / "no_teacher_here"
-    msg = errors(["recipe=opd", *LOCAL, f"{TEACHER_KEY}={absent}"], "local")
-    assert (
-        f"[{TEACHER_KEY}] {absent} is not an HF checkpoint directory" in msg
-        and "make results NAME=opd" in msg
-    )
+    # the local engine builds a missing teacher where local.teacher says how (recipes.local.teacher) ...
+    validate(compose(["recipe=opd", *LOCAL, f"{TEACHER_KEY}={absent}"]), "local")
+    # ... and refuses one it is not told to build
+    msg = errors(["recipe=opd", *LOCAL, f"{TEACHER_KEY}={absent}", "local.teacher=null"], "local")
+    assert f"[{TEACHER_KEY}] {absent} is not an HF checkpoint directory" in msg and "local.teacher" in msg
 
 
 def test_teacher_with_another_vocabulary_is_refused(hydra_ctx, ckpts):

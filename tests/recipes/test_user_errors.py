@@ -128,6 +128,13 @@ CASES: list[tuple[str, str, list[str], list[str], dict[str, str]]] = [
         {},
     ),
     (
+        "distillation teacher that does not exist",
+        "recipes.run",
+        ["recipe=opd", "distillation.teacher_models.teacher_model.model_path={tmp}/no_such_teacher"],
+        ["[distillation.teacher_models.teacher_model.model_path]", "{tmp}/no_such_teacher", "Fix:"],
+        {},
+    ),
+    (
         "diagnosis of a run that does not exist",
         "analysis.diagnose",
         ["run={tmp}/no_such_run"],
