@@ -329,6 +329,17 @@ def weights_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def builder_of(path: str | Path) -> str | None:
+    """The ``builder`` a checkpoint directory's ``rlvr_meta.json`` build stamp names (None: no stamp,
+    no builder, or unreadable -- a checkpoint :func:`cached_build` did not write)."""
+    meta = Path(path) / "rlvr_meta.json"
+    try:
+        build = json.loads(meta.read_text()).get("build") if meta.is_file() else None
+    except ValueError:
+        return None
+    return build.get("builder") if isinstance(build, dict) else None
+
+
 def cached_build(
     path: Path,
     meta: dict[str, Any],

@@ -61,13 +61,7 @@ def given_checkpoint(cfg: DictConfig) -> Path | None:
     path = Path(str(cfg.actor_rollout_ref.model.path)).expanduser()
     if not (path / "config.json").is_file():
         return None
-    meta = path / "rlvr_meta.json"
-    try:
-        build = json.loads(meta.read_text()).get("build") if meta.is_file() else None
-    except ValueError:
-        build = None
-    ours = isinstance(build, dict) and build.get("builder") in (BUILDER, BASE_BUILDER)
-    return None if ours else path
+    return None if models.builder_of(path) in (BUILDER, BASE_BUILDER) else path
 
 
 def _load_given(cfg: DictConfig, path: Path) -> tuple[torch.nn.Module, Any]:

@@ -75,21 +75,11 @@ def train(
     return json.loads((run_dir / "summary.json").read_text())
 
 
-def _ours(path: Path) -> bool:
-    """Whether ``path`` holds a teacher this module built (else it is a user's own)."""
-    meta = path / "rlvr_meta.json"
-    try:
-        build = json.loads(meta.read_text()).get("build") if meta.is_file() else None
-    except ValueError:
-        build = None
-    return isinstance(build, dict) and build.get("builder") == BUILDER
-
-
 def ensure_teacher(cfg: DictConfig, log: Callable[[str], None] = print) -> Path:
     """The teacher checkpoint of ``cfg`` (built on first use when ``local.teacher`` is set; file-locked)."""
     path = Path(str(OmegaConf.select(cfg, TEACHER_KEY))).expanduser()
     spec = OmegaConf.select(cfg, "local.teacher")
-    if (path / "config.json").is_file() and not _ours(path):
+    if (path / "config.json").is_file() and models.builder_of(path) != BUILDER:
         return path  # a user's own teacher
     if spec is None:
         raise ValueError(
