@@ -99,10 +99,10 @@ bench-preflight: setup ## Time each pre-flight check on a generated 100k-row dat
 rm-data: setup ## Label a policy's samples for reward models: make rm-data MODEL=<policy> DATA=<parquet|run dir> OUT=<dir> [ARGS="mc_k=8 ..."]
 	$(PY) -m data_pipelines.rm_data model=$(MODEL) data=$(DATA) out=$(OUT) $(ARGS)
 
-rm: setup ## Train a reward model: make rm KIND=orm|prm DATA=<rm-data dir> MODEL=<policy> [OUT=dir] [LABELS=rule|mc] [ARGS="dry_run=true"]
-	$(PY) -m recipes.rm_train kind=$(KIND) data=$(DATA) model=$(MODEL) out=$(or $(OUT),rm_$(KIND)) $(if $(LABELS),labels=$(LABELS)) $(ARGS)
+rm: setup ## Train a reward model (installed where reward_model=KIND reads it): make rm KIND=orm|prm DATA=<rm-data dir> MODEL=<policy> [OUT=dir] [LABELS=rule|mc] [ARGS="dry_run=true"]
+	$(PY) -m recipes.rm_train kind=$(KIND) data=$(DATA) model=$(MODEL) $(if $(OUT),out=$(OUT)) $(if $(LABELS),labels=$(LABELS)) $(ARGS)
 
-tts: setup ## Parallel-sampling scaling table: make tts MODEL=<policy> DATA=<parquet> RM="<orm dir> <prm dir>" [N=64] [OUT=dir]
+tts: setup ## Parallel-sampling scaling table (RM: orm, prm = the installed ones, or dirs): make tts MODEL=<policy> DATA=<parquet> RM="orm prm" [N=64] [OUT=dir]
 	$(PY) -m analysis.tts model=$(MODEL) data=$(DATA) rm=[$(shell echo $(RM) | sed 's/ /,/g')] $(if $(N),n=$(N)) $(if $(OUT),out=$(OUT)) $(ARGS)
 
 estimate: setup ## Generation vs SFT token budget and GPU-hours for a recipe: make estimate RECIPE=<name>

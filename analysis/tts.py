@@ -1,4 +1,4 @@
-"""``make tts MODEL=<policy> DATA=<parquet> N=64 RM=<orm dir>,<prm dir>``: parallel-sampling scaling curves.
+"""``make tts MODEL=<policy> DATA=<parquet> N=64 RM="orm prm"``: parallel-sampling scaling curves.
 
 Seed 004 §4's experiment: one checkpoint, ``n`` samples per prompt, and for N in ``ks``
 (1, 4, 16, 64) the accuracy of each way of turning N samples into one answer --

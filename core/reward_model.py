@@ -10,7 +10,9 @@ the last token of each step. The score of a position is ``P(label = 1)``.
   weights, a fresh 2-way head); :func:`save` / :func:`load` -- a standard HF checkpoint
   directory plus ``rlvr_rm.json`` (kind, step format, label source, vocabulary fingerprint, how
   it was trained). :func:`check_vocab` refuses a reward model whose vocabulary is not the
-  policy's, naming the key and the fix.
+  policy's, naming the key and the fix. :func:`installed` is where ``make rm`` puts a reward model
+  by default and ``reward_model=orm|prm`` reads it (``$RLVR_CACHE/rm/<kind>``); :func:`resolve`
+  reads a kind name as that place and anything else as a directory.
 - :func:`encode` -- a response text as token ids (+ EOS) with the character offset where each
   token ends; :func:`boundary_tokens` -- the token holding each step's last character.
 - :func:`token_probs` -- ``P(good)`` at every response token for a batch of (prompt ids,
@@ -32,6 +34,7 @@ from typing import Any
 
 import torch
 
+from core.env import cache_root
 from core.registry import Registry
 
 META = "rlvr_rm.json"
@@ -102,12 +105,26 @@ def save(rm: RewardModel, path: str | Path) -> Path:
     return path
 
 
+def installed(kind: str) -> Path:
+    """Where ``make rm KIND=<kind>`` installs by default and ``reward_model=<kind>`` reads (``conf/reward_model/``)."""
+    return cache_root() / "rm" / kind
+
+
+def resolve(spec: str | Path) -> Path:
+    """A reward model given as a kind (``orm``/``prm``: the installed one) or as a directory.
+
+    >>> resolve("prm") == installed("prm"), resolve("reports/rm_prm")
+    (True, PosixPath('reports/rm_prm'))
+    """
+    return installed(str(spec)) if str(spec) in KINDS else Path(str(spec)).expanduser()
+
+
 def load(path: str | Path, key: str = "reward.reward_model.model_path") -> RewardModel:
     """A reward model directory written by :func:`save` (``key`` names the config key in errors)."""
     from transformers import AutoModelForTokenClassification  # ~2 s: see build
     from verl.utils import hf_tokenizer  # ~10 s: see build
 
-    p = Path(str(path)).expanduser()
+    p = resolve(path)
     if not (p / META).is_file():
         raise FileNotFoundError(
             f"[{key}] {p} is not a reward model written by this project (no {META}); fix: train one with "

@@ -16,7 +16,8 @@ processes), validates its ``TrainingArguments`` and writes ``launch.sh``; it lau
 The data is ``data_pipelines.rm_data``'s ``samples.jsonl`` (a directory holding it, or the
 file); 20% of the prompts are held out (``holdout``) to report AUC of the final score against the
 outcome and, for a PRM, of the step scores against the step labels. Writes the checkpoint
-(``out``) and ``out/train_report.json``. Refuses a PRM on data without step boundaries and a
+(``out``; by default ``$RLVR_CACHE/rm/<kind>``, where ``reward_model=<kind>`` and ``make tts
+RM=<kind>`` read it) and ``out/train_report.json``. Refuses a PRM on data without step boundaries and a
 base model whose vocabulary is not the one the data was encoded with, before training.
 Not covered: soft (regression) MC targets, three-class labels, pairwise reward models.
 """
@@ -188,6 +189,13 @@ def training_args(cfg: DictConfig, out: Path, gpu: bool = False) -> Any:
     return TrainingArguments(**kw, use_cpu=True, dataloader_num_workers=0)
 
 
+def out_dir(cfg: DictConfig) -> Path:
+    """``out``, or by default where ``reward_model=<kind>`` reads (a dry run: ``reports/rm-<kind>-gpu``)."""
+    if cfg.out is not None:
+        return Path(str(cfg.out)).expanduser()
+    return Path("reports") / f"rm-{cfg.kind}-gpu" if cfg.dry_run else rmod.installed(str(cfg.kind))
+
+
 def train(cfg: DictConfig) -> dict[str, Any]:
     """Train, evaluate on the held-out prompts and save; returns the report."""
     from transformers import DataCollatorForTokenClassification, Trainer  # ~2 s: only training needs it
@@ -203,7 +211,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             f"encoded with ({summ['vocab']}); fix: label the data with this model, or train on the model that labelled it"
         )
     train_rows, held = split(rows, float(cfg.holdout), int(cfg.seed))
-    out = Path(str(cfg.out)).expanduser()
+    out = out_dir(cfg)
     tok = rm.tokenizer
     tok.padding_side = "right"
     t0, c0 = time.time(), time.process_time()
@@ -236,7 +244,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
 
 def dry_run(cfg: DictConfig) -> Path:
     """Compose and validate the GPU job (``TrainingArguments``) and write ``launch.sh``; run nothing."""
-    out = Path(str(cfg.out)).expanduser()
+    out = out_dir(cfg)
     out.mkdir(parents=True, exist_ok=True)
     args = training_args(cfg, out, gpu=True)
     gpu = OmegaConf.to_container(cfg.gpu, resolve=True)
@@ -254,7 +262,9 @@ def dry_run(cfg: DictConfig) -> Path:
 
 def command(cfg: DictConfig) -> int:
     """Train (or, with ``dry_run=true``, compose the GPU job) and print the held-out report."""
-    require(cfg, "kind", "data", "model", "out", command="recipes.rm_train")
+    require(cfg, "kind", "data", "model", command="recipes.rm_train")
+    if cfg.kind not in rmod.KINDS:
+        raise ValueError(f"[rm] kind={cfg.kind!r}; fix: kind=orm or kind=prm")
     if cfg.dry_run:
         path = dry_run(cfg)
         print(
@@ -268,8 +278,10 @@ def command(cfg: DictConfig) -> int:
         f"[rm] {r['kind']} ({r['labels']} labels): {r['steps']} steps, loss {r['train_loss']:.3f}, "
         f"held-out AUC last {h['auc_last']:.3f} min_step {h['auc_min_step']:.3f}"
         + (f" steps {h['auc_steps']:.3f}" if "auc_steps" in h else "")
-        + f" -> {cfg.out}"
+        + f" -> {out_dir(cfg)}"
     )
+    if cfg.out is None:
+        print(f"[rm] installed where reward_model={r['kind']} and make tts RM={r['kind']} read it")
     return 0
 
 

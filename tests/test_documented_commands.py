@@ -136,14 +136,14 @@ PLAN: dict[str, Plan] = {
     ),
     "make docs": Plan("fast", why="regenerates the docs from results/: no diff"),
     # --- reward models, tts, distillation -------------------------------------------------------
-    'make rm-data MODEL=<policy> DATA=<parquet> OUT=labels ARGS="mc_k=8"': Plan(
+    'make rm-data MODEL=<policy> DATA=<parquet> OUT=reports/labels ARGS="mc_k=8"': Plan(
         "slow", run='make rm-data MODEL={hf_dir} DATA={parquet} OUT=reports/labels ARGS="mc_k=8"'
     ),
-    "make rm KIND=prm DATA=labels MODEL=<policy> LABELS=mc": Plan(
-        "slow", run="make rm KIND=prm DATA=reports/labels MODEL={hf_dir} LABELS=mc OUT=reports/rm_prm"
+    "make rm KIND=prm DATA=reports/labels MODEL=<policy> LABELS=mc": Plan(
+        "slow", run="make rm KIND=prm DATA=reports/labels MODEL={hf_dir} LABELS=mc"
     ),
-    'make tts MODEL=<policy> DATA=<parquet> RM="rm_orm rm_prm" N=64': Plan(
-        "slow", run='make tts MODEL={hf_dir} DATA={parquet} RM="reports/rm_prm" N=64 OUT=reports/tts'
+    "make tts MODEL=<policy> DATA=<parquet> RM=prm N=64": Plan(
+        "slow", run="make tts MODEL={hf_dir} DATA={parquet} RM=prm N=64"
     ),
     'make run RECIPE=grpo ENGINE=local ARGS="reward_model=prm"': Plan(
         "slow", run=f'make run RECIPE=grpo ENGINE=local ARGS="reward_model=prm {SHORT}"'
@@ -199,11 +199,10 @@ PLAN: dict[str, Plan] = {
         "slow", run="make rm-data MODEL={hf_dir} DATA={parquet} OUT=reports/labels2"
     ),
     'make rm KIND=orm|prm DATA=<rm-data dir> MODEL=<policy> [OUT=dir] [LABELS=rule|mc] [ARGS="dry_run=true"]': Plan(
-        "slow", run="make rm KIND=orm DATA=reports/labels MODEL={hf_dir} OUT=reports/rm_orm"
+        "slow", run="make rm KIND=orm DATA=reports/labels MODEL={hf_dir}"
     ),
-    'make tts MODEL=<policy> DATA=<parquet> RM="<orm dir> <prm dir>" [N=64] [OUT=dir]': Plan(
-        "slow",
-        run='make tts MODEL={hf_dir} DATA={parquet} RM="reports/rm_orm reports/rm_prm" OUT=reports/tts2',
+    'make tts MODEL=<policy> DATA=<parquet> RM="orm prm" [N=64] [OUT=dir]': Plan(
+        "slow", run='make tts MODEL={hf_dir} DATA={parquet} RM="orm prm"'
     ),
     "make estimate RECIPE=<name>": Plan("fast", run="make estimate RECIPE=dapo"),
     "make sweep SWEEP=<name> [RECIPE=...] [SCALE=...]": Plan(

@@ -100,7 +100,8 @@ def reward_model(cfg: DictConfig) -> list[str]:
         if sel(cfg, "engine.name") == "local" or local.exists():
             errs.append(
                 f"[{RM_KEY}] {local} is not a reward model written by `make rm` (no rlvr_rm.json); fix: "
-                "`make results NAME=rm_labels` (the laptop ORM and PRM) or `make rm KIND=orm|prm DATA=... MODEL=...`"
+                "`make rm KIND=orm|prm DATA=<labelled samples> MODEL=<policy>` (installs $RLVR_CACHE/rm/<kind>, "
+                "where reward_model=<kind> reads it) or `make results NAME=rm_labels` (the laptop ORM and PRM)"
             )
         return errs
     info = json.loads((local / "rlvr_rm.json").read_text())

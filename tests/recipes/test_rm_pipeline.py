@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,9 @@ from core import model as models
 from core.cli import load
 from data_pipelines.io import write_rows
 from data_pipelines.tasks import TASKS
-from recipes.rm_train import check_data, dry_run, token_labels, train
+from recipes.rm_train import check_data, dry_run, out_dir, token_labels, train
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SPEC = models.ModelSpec(
     hidden_size=32,
@@ -70,7 +73,7 @@ def _train_cfg(world, kind, labels, out):
             f"labels={labels}",
             f"data={world['labels']}",
             f"model={world['policy']}",
-            f"out={out}",
+            *([f"out={out}"] if out else []),
             "epochs=1",
             "batch_size=8",
             "warmup_steps=1",
@@ -78,24 +81,48 @@ def _train_cfg(world, kind, labels, out):
     )
 
 
+#: the ORM goes to a directory named by ``out``; the PRM to the default, where ``reward_model=prm`` reads
+OUTS = {"orm": "rm_orm", "prm": None}
+
+
+@pytest.fixture
+def cache(world, monkeypatch):
+    monkeypatch.setenv("RLVR_CACHE", str(world["dir"] / "cache"))
+    return world["dir"] / "cache"
+
+
 @pytest.mark.parametrize("kind,labels", [("orm", "outcome"), ("prm", "mc")])
-def test_train_writes_a_token_classification_checkpoint(world, kind, labels):
+def test_train_writes_a_token_classification_checkpoint(world, cache, kind, labels):
+    from omegaconf import OmegaConf
+
     from core.reward_model import load as load_rm
 
-    out = world["dir"] / f"rm_{kind}"
+    out = world["dir"] / OUTS[kind] if OUTS[kind] else None
     report = train(_train_cfg(world, kind, labels, out))
     assert report["steps"] >= 1 and report["heldout"]["n"] > 0
-    rm = load_rm(out)
+    path = out or cache / "rm" / kind
+    rm = load_rm(out or kind)  # a kind names the installed one
+    assert rm.path == path and path.is_dir()
     assert rm.info.kind == kind and rm.info.labels == labels and rm.info.step_format == "arithmetic_columns"
-    assert json.loads((out / "config.json").read_text())["architectures"] == ["Qwen2ForTokenClassification"]
+    assert json.loads((path / "config.json").read_text())["architectures"] == ["Qwen2ForTokenClassification"]
+    # the default install is the path reward_model=<kind> reads
+    conf = OmegaConf.load(ROOT / "conf" / "reward_model" / f"{kind}.yaml")
+    assert conf.reward.reward_model.model_path == str(cache / "rm" / kind)
 
 
-def test_scaling_table_runs_on_the_trained_models(world):
+def test_dry_run_default_out_is_not_the_installed_model(world, cache):
+    cfg = _train_cfg(world, "prm", "mc", None)
+    cfg.dry_run = True
+    assert out_dir(cfg) == Path("reports/rm-prm-gpu") and out_dir(cfg) != cache / "rm" / "prm"
+
+
+def test_scaling_table_runs_on_the_trained_models(world, cache):
     from analysis.tts import run
 
     for kind, labels in (("orm", "outcome"), ("prm", "mc")):
-        if not (world["dir"] / f"rm_{kind}" / "rlvr_rm.json").is_file():
-            train(_train_cfg(world, kind, labels, world["dir"] / f"rm_{kind}"))
+        out = world["dir"] / OUTS[kind] if OUTS[kind] else None
+        if not ((out or cache / "rm" / kind) / "rlvr_rm.json").is_file():
+            train(_train_cfg(world, kind, labels, out))
     cfg = load(
         "analysis",
         "tts",
@@ -105,7 +132,7 @@ def test_scaling_table_runs_on_the_trained_models(world):
             "prompts=3",
             "n=4",
             "ks=[1,2,4]",
-            f"rm=[{world['dir'] / 'rm_orm'},{world['dir'] / 'rm_prm'}]",
+            f"rm=[{world['dir'] / 'rm_orm'},prm]",
             f"out={world['dir'] / 'tts'}",
             "subsets=16",
             "bootstrap=50",
