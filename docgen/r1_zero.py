@@ -116,8 +116,20 @@ def curves_block(name: str, figure: str) -> Rendered:
         + "}\n\n"
         + Table(head, rows).markdown()
         + f"\n\nTargets per seed: {targets} within the run. Claim (declared before the runs): {design.get('claim', '?')}."
+        + _verdict(rows)
     )
     return Rendered(text, figures=[fig], sources=[source_line(f"results/{name}/", exp.get("provenance"))])
+
+
+def _verdict(rows: list[list[str]]) -> str:
+    """How many runs met the targets and, when not all, which missed: a null stays in the record."""
+    missed = [r[0] for r in rows if r[-1] != "yes"]
+    if not missed:
+        return f" Met by all {len(rows)} runs."
+    return (
+        f" Met by {len(rows) - len(missed)} of {len(rows)} runs; not by {', '.join(missed)}"
+        " (a null, reported as recorded: the claim does not hold for every seed)."
+    )
 
 
 def _probe_rows(groups: dict[str, Any], label: str) -> list[list[str]]:
