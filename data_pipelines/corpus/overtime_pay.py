@@ -16,6 +16,8 @@ ok``) and ``fix`` (one kind first paid at a wrong rate, then ``no 400*2*2=1600``
 are wrong in a ``direct_noise`` share (per k) with the mistakes people make: a wrong rate, a kind
 left out, compensatory leave ignored; worked ones are right. The ``<think>/<answer>`` tags appear
 only in a ``tag`` share. Defaults are the design's parameters, not measurements of real text.
+No document holds a held-out case: the test split's partition
+(:func:`data_pipelines.tasks.overtime_pay.split_case`) is never written.
 Not covered: the full task's arbitrary wages (answers like 1234.74), the rules text itself.
 """
 
@@ -35,6 +37,7 @@ from data_pipelines.tasks.overtime_pay import (
     overtime_pay,
     prompt_for,
     question_for,
+    split_case,
 )
 
 STYLES = ("peel", "check", "fix")
@@ -149,7 +152,8 @@ def write(
         "local.pretrain.corpus.params.overtime_pay.direct_noise",
         "one value, or one per k = 1, 2, 3 kinds of overtime",
     )
-    case = grid_case(rng, grid, max_days, max_hours, max_holiday_days)
+    # never a held-out (test) case, in any phrasing
+    case = split_case(rng, "pretrain", lambda r: grid_case(r, grid, max_days, max_hours, max_holiday_days))
     k = n_kinds(case)
     q = question_for(case, rng)
     mode = draw_mode(rng, chat, worked_chat, worked_plain, tag, tag_plain)

@@ -25,13 +25,14 @@ Not covered: partial days, overtime caps, local rules, 21.75 vs 20.83 day conven
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any
 
 from data_pipelines.tasks import TASKS
-from data_pipelines.tasks._common import make_row, resolve_template, task_rng
+from data_pipelines.tasks._common import held_out, make_row, resolve_template, task_rng
 
 RULES = (
     "计算规则：日工资 = 月工资 ÷ 21.75，小时工资 = 日工资 ÷ 8；工作日延时加班按小时工资的 150% 计算，"
@@ -188,6 +189,44 @@ def grid_case(
     )
 
 
+def case_key(case: OvertimeCase) -> str:
+    """What makes two questions the same problem: the numbers, not the phrasing.
+
+    >>> case_key(OvertimeCase(monthly=8700, rest_days=2))
+    '8700|0|2|0|0'
+    """
+    return f"{case.monthly}|{case.weekday_hours}|{case.rest_days}|{case.comp_days}|{case.holiday_days}"
+
+
+def split_case(
+    rng: random.Random,
+    split: str,
+    draw: Callable[[random.Random], OvertimeCase],
+    seen: set[str] | None = None,
+    what: str = "",
+) -> OvertimeCase:
+    """A case for ``split``: a test case from the held-out partition of cases
+    (:func:`~data_pipelines.tasks._common.held_out` of :func:`case_key`) and not in ``seen`` (test
+    cases are distinct); any other split's case (and every pretraining document's) from outside it.
+    The partition is by case, so a held-out problem is never read in another phrasing either.
+
+    Raises ``ValueError`` (naming the sizes to change) when no unseen held-out case is left.
+    """
+    for _ in range(100_000):
+        case = draw(rng)
+        hold = held_out("overtime_pay", case_key(case))
+        if split != "test":
+            if not hold:
+                return case
+        elif hold and (seen is None or case_key(case) not in seen):
+            return case
+    raise ValueError(
+        f"[local.task.val_n] overtime_pay{what}: no distinct held-out case left after {len(seen or ())} "
+        "(fix: fewer test rows, local.task.val_n, or a wider task: more local.task.params.daily_wages, "
+        "a larger max_days / max_hours / max_holiday_days)"
+    )
+
+
 def n_kinds(case: OvertimeCase) -> int:
     """The number of overtime kinds in ``case`` (the laptop variant's difficulty ``k``)."""
     return sum(x > 0 for x in (case.weekday_hours, case.rest_days, case.holiday_days))
@@ -236,7 +275,9 @@ def generate(
 ) -> list[dict[str, Any]]:
     """``n`` overtime-pay rows for ``split``; deterministic in (seed, split, params).
 
-    ``daily_wages`` set: the laptop variant (:func:`grid_case`; ``max_*`` bound its counts).
+    ``daily_wages`` set: the laptop variant (:func:`grid_case`; ``max_*`` bound its counts). The
+    test split's cases are distinct and held out from every other split and from the pretraining
+    corpus (:func:`split_case`).
     """
     if max_monthly < 3000:
         raise ValueError(f"[data] max_monthly ({max_monthly}) must be >= 3000")
@@ -247,13 +288,19 @@ def generate(
         )
     grid = check_daily_wages(daily_wages) if daily_wages is not None else None
     rng = task_rng("overtime_pay", seed, split)
+
+    def draw(r: random.Random) -> OvertimeCase:
+        if grid is None:
+            return random_case(r, max_monthly)
+        return grid_case(r, grid, max_days, max_hours, max_holiday_days)
+
+    what = f" daily_wages={grid} max_days={max_days} max_hours={max_hours}" if grid else ""
+    seen: set[str] | None = set() if split == "test" else None
     rows = []
     for i in range(n):
-        case = (
-            random_case(rng, max_monthly)
-            if grid is None
-            else grid_case(rng, grid, max_days, max_hours, max_holiday_days)
-        )
+        case = split_case(rng, split, draw, seen, what)
+        if seen is not None:
+            seen.add(case_key(case))
         rows.append(
             row_for(case, i, split, rng, template, include_rules, include_hint, with_k=grid is not None)
         )

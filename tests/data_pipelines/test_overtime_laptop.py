@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -15,20 +16,58 @@ from data_pipelines.tasks.overtime_pay import (
     ANSWER_HINT,
     RULES,
     OvertimeCase,
+    case_key,
     check_daily_wages,
     format_yuan,
     generate,
     grid_case,
     overtime_pay,
+    split_case,
 )
 from rewards import compute_score
 
+ROOT = Path(__file__).resolve().parents[2]
 GRID = [200, 400, 600, 800]
 MIX = {"overtime_pay": 1.0}
 
 
-def _laptop_rows(n: int = 300, split: str = "test") -> list[dict]:
-    return generate(n, 0, split, template="plain", include_rules=False, include_hint=False, daily_wages=GRID)
+def _laptop_rows(n: int = 300, split: str = "train", grid: list[int] = GRID) -> list[dict]:
+    return generate(n, 0, split, template="plain", include_rules=False, include_hint=False, daily_wages=grid)
+
+
+def _case(row: dict) -> OvertimeCase:
+    x = row["extra_info"]
+    return OvertimeCase(
+        **{k: x[k] for k in ("monthly", "weekday_hours", "rest_days", "comp_days", "holiday_days")}
+    )
+
+
+def test_test_cases_are_distinct_and_never_in_the_train_split_or_the_corpus(monkeypatch) -> None:
+    """The laptop test split (conf/dataset/overtime_pay_laptop.yaml's sizes) is held out by case."""
+    from omegaconf import OmegaConf
+
+    from data_pipelines.corpus import overtime_pay as family
+
+    task = OmegaConf.load(ROOT / "conf" / "dataset" / "overtime_pay_laptop.yaml").local.task
+    grid = list(task.params.daily_wages)
+    test = [case_key(_case(r)) for r in _laptop_rows(int(task.val_n), "test", grid)]
+    assert len(set(test)) == len(test) == int(task.val_n)
+    train = {case_key(_case(r)) for r in _laptop_rows(5000, "train", grid)}
+    assert len(train) > 300 and not train & set(test)
+    # every case the corpus family writes a document about (in any phrasing) is outside the test split
+    written: list[OvertimeCase] = []
+    real = family.question_for
+    monkeypatch.setattr(family, "question_for", lambda case, rng: written.append(case) or real(case, rng))
+    rng = random.Random(1)
+    for _ in range(5000):
+        write(rng, daily_wages=grid)
+    corpus = {case_key(c) for c in written}
+    assert len(written) == 5000 and len(corpus) > 300 and not corpus & set(test)
+
+
+def test_too_many_test_rows_are_refused_naming_the_key() -> None:
+    with pytest.raises(ValueError, match=r"local\.task\.val_n.*no distinct held-out case"):
+        _laptop_rows(200, "test")  # four wages hold about 80 held-out cases
 
 
 def test_seed_example_gold_is_exact() -> None:
@@ -127,7 +166,7 @@ def test_corpus_answers_score_as_the_meta_says_and_every_character_is_in_the_tok
     for _ in range(600):
         twin = random.Random()
         twin.setstate(rng.getstate())  # the writer draws its case first: the twin draws the same one
-        golds.append(format_yuan(overtime_pay(grid_case(twin, GRID))))
+        golds.append(format_yuan(overtime_pay(split_case(twin, "pretrain", lambda r: grid_case(r, GRID)))))
         docs.append(write(rng, direct_noise=0.5))
     tok = build_tokenizer("task_chars")
     chars = set(task_characters())
