@@ -9,6 +9,10 @@ PIP    := $(PY) -m pip
 GPU    ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1 || echo 0)
 STAMP  := $(VENV)/.setup-gpu$(GPU)
 
+comma  := ,
+empty  :=
+space  := $(empty) $(empty)
+
 RECIPE ?= dapo
 ENGINE ?=
 RUN_DIR ?=
@@ -114,9 +118,9 @@ sweep: setup ## Ablation sweep as a Hydra multirun: make sweep SWEEP=<name> [REC
 docs: setup ## Regenerate README.md's and docs/'s generated blocks and figures from results/ and conf/
 	$(PY) -m docgen $(ARGS)
 
-results: setup ## Re-run one experiment the docs cite into results/: make results NAME=<experiment> (NAME= lists them)
+results: setup ## Re-run one experiment the docs cite into results/: make results NAME=<experiment> [ARGS="jobs=1 ..."] (NAME= lists them)
 	$(if $(filter bench_engine%,$(NAME)),$(PIP) install -q "trl==1.16.0")
-	$(PY) -m experiments.registry $(if $(NAME),name=$(NAME),list=true) $(if $(ARGS),args="[$(shell echo $(ARGS) | sed 's/ /,/g')]")
+	$(PY) -m experiments.registry $(if $(NAME),name=$(NAME),list=true) $(if $(ARGS),"args=[$(subst $(space),$(comma),$(foreach a,$(ARGS),'$(a)'))]")
 
 reproduce: setup ## Re-run seed 0 of each headline experiment from an empty cache; fresh vs committed: make reproduce [NAMES=a,b] [OUT=dir]
 	$(PY) -m experiments.reproduce $(if $(NAMES),names=[$(NAMES)]) $(if $(OUT),out=$(OUT))

@@ -137,7 +137,7 @@ def command(cfg: DictConfig) -> int:
     try:
         argv = [*EXPERIMENTS.get(str(cfg.name)), *[str(a) for a in cfg.args]]
     except KeyError as e:
-        print(f"error: {e.args[0]} (make results list=true)", file=sys.stderr)
+        print(f"error: {e.args[0]} (`make results` lists them)", file=sys.stderr)
         return 2
     print("[results] " + " ".join(argv[1:]), file=sys.stderr)
     try:  # one run per results folder; the command (a child) inherits the lock

@@ -208,7 +208,7 @@ PLAN: dict[str, Plan] = {
     "make sweep SWEEP=<name> [RECIPE=...] [SCALE=...]": Plan(
         "fast", run='make sweep SWEEP=loss_norm ARGS="plan=true"'
     ),
-    "make results NAME=<experiment>": Plan("fast", run="make results"),
+    'make results NAME=<experiment> [ARGS="jobs=1 ..."]': Plan("fast", run="make results"),
     "make pipeline PIPELINE=r1|distill": Plan(
         "fast", run='make pipeline PIPELINE=r1 ARGS="engine=verl dry_run=true"', why="the synopsis: a dry run"
     ),
