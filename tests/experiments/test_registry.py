@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -12,17 +13,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_make_results_args_parse_as_a_list_of_overrides() -> None:
-    line = (
-        subprocess.run(
-            ["make", "-n", "results", "NAME=overtime_pay", "ARGS=jobs=1 seeds=[0,1] claim=x"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    out = subprocess.run(
+        [
+            "make",
+            "-n",
+            "--no-print-directory",
+            "results",
+            "NAME=overtime_pay",
+            "ARGS=jobs=1 seeds=[0,1] claim=x",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (line,) = [ln for ln in out.splitlines() if "experiments.registry" in ln]
     argv = shlex.split(line)
     assert argv[argv.index("-m") + 1 :][:2] == ["experiments.registry", "name=overtime_pay"]
     (override,) = OverridesParser.create().parse_overrides([argv[-1]])
