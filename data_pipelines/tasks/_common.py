@@ -1,4 +1,5 @@
-"""Helpers shared by the task generators: a per-(task, seed, split) RNG and the row builder.
+"""Helpers shared by the task generators: a per-(task, seed, split) RNG, the held-out partition
+(:func:`held_out`, :func:`draw_in_split`) and the row builder.
 
 Not a task module (the leading underscore keeps ``tasks/__init__`` from importing it as one).
 """
@@ -7,9 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from data_pipelines.templates import Template, check_compatible, get_template
+
+T = TypeVar("T")
 
 
 def derived_seed(task: str, seed: int, split: str) -> int:
@@ -45,6 +49,29 @@ def held_out(task: str, question: str, fraction: float = HOLDOUT) -> bool:
     """
     digest = hashlib.sha256(f"heldout|{task}|{question}".encode()).digest()
     return int.from_bytes(digest[:8], "big") < fraction * 2**64
+
+
+def draw_in_split(
+    task: str,
+    rng: random.Random,
+    split: str,
+    draw: Callable[[random.Random], T],
+    key: Callable[[T], str],
+    seen: set[str] | None = None,
+) -> T | None:
+    """A draw for ``split``: a test draw from ``task``'s held-out partition (:func:`held_out` of
+    ``key``) and not in ``seen`` (test prompts are distinct); any other split's draw (and every
+    pretraining document's) from outside it. ``None`` when 100,000 draws found none: the caller
+    names the sizes to change."""
+    for _ in range(100_000):
+        x = draw(rng)
+        k = key(x)
+        if split != "test":
+            if not held_out(task, k):
+                return x
+        elif held_out(task, k) and (seen is None or k not in seen):
+            return x
+    return None
 
 
 def resolve_template(template: str | Template, accepted: tuple[str, ...], task: str) -> Template:

@@ -17,7 +17,7 @@ import random
 from typing import Any
 
 from data_pipelines.tasks import TASKS
-from data_pipelines.tasks._common import held_out, make_row, resolve_template, task_rng
+from data_pipelines.tasks._common import draw_in_split, make_row, resolve_template, task_rng
 
 
 def draw_terms(rng: random.Random, k: int, lo: int = 1, hi: int = 9) -> list[int]:
@@ -34,14 +34,11 @@ def split_terms(
 
     Raises ``ValueError`` when the held-out partition has no unseen prompt left.
     """
-    for _ in range(100_000):
-        terms = draw_terms(rng, rng.choice(ks), lo, hi)
-        q = question(terms)
-        if split != "test":
-            if not held_out("chain_sum", q):
-                return terms
-        elif held_out("chain_sum", q) and (seen is None or q not in seen):
-            return terms
+    terms = draw_in_split(
+        "chain_sum", rng, split, lambda r: draw_terms(r, r.choice(ks), lo, hi), question, seen
+    )
+    if terms is not None:
+        return terms
     raise ValueError(
         f"[data] chain_sum ks={ks} lo={lo} hi={hi}: no distinct held-out prompt left after {len(seen or ())} "
         "(fix: fewer test rows, local.task.val_n / n_test, or a wider task: more ks or a larger hi)"

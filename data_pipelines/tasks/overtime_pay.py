@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Any
 
 from data_pipelines.tasks import TASKS
-from data_pipelines.tasks._common import held_out, make_row, resolve_template, task_rng
+from data_pipelines.tasks._common import draw_in_split, make_row, resolve_template, task_rng
 
 RULES = (
     "计算规则：日工资 = 月工资 ÷ 21.75，小时工资 = 日工资 ÷ 8；工作日延时加班按小时工资的 150% 计算，"
@@ -206,20 +206,15 @@ def split_case(
     what: str = "",
 ) -> OvertimeCase:
     """A case for ``split``: a test case from the held-out partition of cases
-    (:func:`~data_pipelines.tasks._common.held_out` of :func:`case_key`) and not in ``seen`` (test
+    (:func:`~data_pipelines.tasks._common.draw_in_split` by :func:`case_key`) and not in ``seen`` (test
     cases are distinct); any other split's case (and every pretraining document's) from outside it.
     The partition is by case, so a held-out problem is never read in another phrasing either.
 
     Raises ``ValueError`` (naming the sizes to change) when no unseen held-out case is left.
     """
-    for _ in range(100_000):
-        case = draw(rng)
-        hold = held_out("overtime_pay", case_key(case))
-        if split != "test":
-            if not hold:
-                return case
-        elif hold and (seen is None or case_key(case) not in seen):
-            return case
+    case = draw_in_split("overtime_pay", rng, split, draw, case_key, seen)
+    if case is not None:
+        return case
     raise ValueError(
         f"[local.task.val_n] overtime_pay{what}: no distinct held-out case left after {len(seen or ())} "
         "(fix: fewer test rows, local.task.val_n, or a wider task: more local.task.params.daily_wages, "
