@@ -93,6 +93,44 @@ def _rows(res: SweepResult, overview: list[str]) -> list[list[str]]:
     return rows
 
 
+def _direction_word(pd: np.ndarray) -> str:
+    """How a paired difference reads: higher / lower when its 95% interval excludes zero, else no difference."""
+    lo, hi = t_ci(pd)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "too few paired seeds to say"
+    if lo > 0:
+        return "higher (the paired interval excludes zero)"
+    if hi < 0:
+        return "lower (the paired interval excludes zero)"
+    return "no measurable difference (the paired interval spans zero)"
+
+
+def reading_lines(res: SweepResult, ctl: SweepResult | None) -> list[str]:
+    """The tables in words, one line per metric: each arm against the baseline (and the control).
+
+    Generated so that the prose around a block never has to restate a direction the record may not
+    hold: a re-recorded sweep re-renders its reading.
+    """
+    spec, base = res.spec, res.arms.get(res.spec.baseline, [])
+    if not base:
+        return []
+    out = ["**What the intervals say** (paired 95%, every arm against `" + str(spec.baseline) + "`):", ""]
+    c = spec.control
+    arm = res.arms.get(c.arm, []) if c else []
+    for i, m in enumerate(spec.metrics):
+        parts = [
+            f"`{label}` {_direction_word(paired(base, rs, m))}"
+            for label, rs in res.arms.items()
+            if label != spec.baseline
+        ]
+        if ctl is not None and ctl.runs and arm:
+            pd = paired(ctl.runs, arm, m)
+            if np.isfinite(pd).any():
+                parts.append(f"`{c.arm}` against the control: {_direction_word(pd)}")
+        out.append(f"- {m.label}{' (primary)' if i == 0 else ''}: " + "; ".join(parts) + ".")
+    return [*out, ""]
+
+
 def control_rows(res: SweepResult, ctl: SweepResult) -> tuple[list[str], tuple[str, str] | None]:
     """The comparison of ``spec.control``'s arm with the control sweep's runs, paired by seed."""
     c = res.spec.control
@@ -249,6 +287,7 @@ def sweep_block(name: str) -> tuple[Rendered, list[str]]:
         if primary:
             row[1] = row[1].rstrip("; ") + f" (per step); vs the compute-matched control: {primary[0]}; "
             row[3] += f"{spec.control.arm} − control: {primary[1]}; "
+    lines += reading_lines(res, ctl)
     rendered = Rendered("\n".join(lines), [fig] if fig else [], sources)
     return rendered, [c.rstrip("; ") or "–" for c in row]
 

@@ -48,7 +48,6 @@ EXPERIMENTS.add("profile_engine", [*PY, "benchmarks.profile_engine"])  # issue 1
 EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
 EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
 EXPERIMENTS.add("preflight", [*PY, "benchmarks.bench_preflight"])
-EXPERIMENTS.add("r1_zero_curves", [*PY, "experiments.r1_zero_curves", "seeds=[0,1,2,3,4]"])
 # R1-Zero in miniature with its confounds beside it, each arm over seeds 0-4 (docs/r1_zero.md):
 # outcome only, outcome + format (the recipe), and the recipe with its rewards shuffled
 for _arm, _extra in (
