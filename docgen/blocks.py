@@ -39,6 +39,8 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "recipes-provenance": recipes.recipes_provenance,
         # what is recorded in results/ (docs/provenance.md)
         "results-status": status.results_status,
+        "results-inputs": status.results_inputs,
+        "results-agreement": status.results_agreement,
         # the seed table (README.md)
         "seed-table": seed_table.seed_table,
         # R1-Zero in miniature (docs/r1_zero.md; first-run: docs/first_run.md)

@@ -128,6 +128,108 @@ def status() -> Table:
     return Table(["experiment", "recorded at commit", "written", "CPU arithmetic", "command"], rows)
 
 
+def _short(sha: str | None) -> str:
+    return f"`{sha[:12]}`" if sha else ""
+
+
+def inputs() -> Table:
+    """One row per registered experiment with run records: the base models and test splits its runs
+    name (pretraining seed -> sha256 of the weights; test file -> sha256), as the runs recorded them.
+
+    Two experiments naming the same weights hash trained from bit-identical base models, whatever
+    commit and cache each was recorded from; a run that recorded no hash shows "not recorded".
+    """
+    rows = []
+    for name in EXPERIMENTS:
+        try:
+            runs = results.read_experiment(name)["runs"].values()
+        except FileNotFoundError:
+            continue
+        if not runs:
+            continue
+        models: dict[str, set[str]] = {}
+        splits: dict[str, set[str]] = {}
+        bare = 0
+        for rec in runs:
+            run = rec.get("run") or {}
+            model = run.get("model") or {}
+            if not model.get("weights_sha256"):
+                bare += 1
+            else:
+                seed = ((model.get("build") or {}).get("pretrain") or {}).get("seed")
+                models.setdefault(f"seed {seed}" if seed is not None else "given", set()).add(
+                    model["weights_sha256"]
+                )
+            for file, sha in (run.get("data_sha256") or {}).items():
+                if "test" in file:
+                    splits.setdefault(file, set()).add(sha)
+        model_cell = "; ".join(f"{k}: {', '.join(map(_short, sorted(v)))}" for k, v in sorted(models.items()))
+        if bare:
+            model_cell = (model_cell + "; " if model_cell else "") + f"not recorded ({bare} runs)"
+        split_cell = "; ".join(f"{k}: {', '.join(map(_short, sorted(v)))}" for k, v in sorted(splits.items()))
+        rows.append([name, str(len(runs)), model_cell, split_cell or "not recorded"])
+    return Table(
+        ["experiment", "runs", "base model weights (pretraining seed: sha256)", "test split (sha256)"], rows
+    )
+
+
+#: overrides that say where and how a run logs, not what it computes
+_PLUMBING = ("run_dir=", "++local.progress=", "trainer.logger=", "engine=", "recipe=", "scale=", "rlvr.seed=")
+#: the curves two records of the same run are compared on
+AGREE_ON = ("rlvr/val_acc", "rlvr/val_response_length")
+
+
+def _run_key(rec: dict) -> tuple | None:
+    """What determines a laptop run: recipe, scale, seed, the other overrides and the evaluation grid."""
+    curve = (rec.get("curves") or {}).get(AGREE_ON[0])
+    if not curve or rec.get("engine") != "local":
+        return None
+    rest = tuple(sorted(o for o in rec.get("overrides") or () if not str(o).startswith(_PLUMBING)))
+    return (rec.get("recipe"), rec.get("scale"), rec.get("seed"), rest, tuple(curve["step"]))
+
+
+def agreement() -> Table:
+    """The same run recorded by more than one experiment (each at its own commit, from its own empty
+    cache): do the recorded curves agree, value for value? One row per run recorded twice or more."""
+    seen: dict[tuple, list[tuple[str, str, dict]]] = {}
+    for name in EXPERIMENTS:
+        try:
+            data = results.read_experiment(name)
+        except FileNotFoundError:
+            continue
+        commit = ((data.get("provenance") or {}).get("git_commit") or "?")[:10]
+        for rec in data["runs"].values():
+            key = _run_key(rec)
+            if key is not None:
+                seen.setdefault(key, []).append((name, commit, rec))
+    rows = []
+    for (recipe, _scale, seed, rest, steps), recs in sorted(
+        seen.items(), key=lambda kv: (str(kv[0][0]), kv[0][2])
+    ):
+        if len({n for n, _, _ in recs}) < 2:
+            continue
+        first = recs[0][2]["curves"]
+        diff = max(
+            abs(a - b)
+            for _, _, r in recs[1:]
+            for k in AGREE_ON
+            if k in first and k in r["curves"]
+            for a, b in zip(first[k]["value"], r["curves"][k]["value"], strict=True)
+        )
+        acc = first[AGREE_ON[0]]["value"]
+        rows.append(
+            [
+                f"{recipe}-s{seed}" + (f" ({' '.join(rest)})" if rest else ""),
+                ", ".join(f"{n} @ {c}" for n, c, _ in recs),
+                f"{acc[0]:.3f} → {acc[-1]:.3f} over {steps[-1]} steps",
+                "identical" if diff == 0 else f"differ (max |Δ| {diff:.3g})",
+            ]
+        )
+    return Table(
+        ["run", "recorded by (experiment @ commit)", "held-out accuracy", "curves (accuracy, length)"], rows
+    )
+
+
 def command(cfg: DictConfig) -> int:
     """Run the experiment ``name`` (its command with ``args`` appended), or list them."""
     if cfg.list or not cfg.name:

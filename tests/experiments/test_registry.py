@@ -35,3 +35,52 @@ def test_make_results_args_parse_as_a_list_of_overrides() -> None:
     (override,) = OverridesParser.create().parse_overrides([argv[-1]])
     assert override.key_or_group == "args"
     assert override.value() == ["jobs=1", "seeds=[0,1]", "claim=x"]
+
+
+def _rec(
+    seed: int,
+    acc: list[float],
+    *,
+    overrides: tuple[str, ...] = (),
+    sha: str | None = "ab" * 32,
+    scale: str = "laptop_base",
+) -> dict:
+    run = {"data_sha256": {"chain_sum/test.parquet": "cd" * 32}}
+    if sha:
+        run["model"] = {"weights_sha256": sha, "build": {"pretrain": {"seed": 0}}}
+    return {
+        "engine": "local",
+        "recipe": "r1_zero",
+        "scale": scale,
+        "seed": seed,
+        "overrides": ["recipe=r1_zero", f"run_dir=runs/x/{seed}", f"rlvr.seed={seed}", *overrides],
+        "curves": {
+            "rlvr/val_acc": {"step": [0, 80], "value": acc},
+            "rlvr/val_response_length": {"step": [0, 80], "value": [10.0, 20.0]},
+        },
+        "run": run,
+    }
+
+
+def test_agreement_and_inputs_compare_what_the_runs_recorded(tmp_path, monkeypatch) -> None:
+    """The same run in two experiments is "identical" only if its curves are; another override, another
+    run; each experiment's base-model and test-split hashes are read from its runs."""
+    from core import results
+    from experiments.registry import agreement, inputs
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    results.write_run("seed_table", "r1_zero-s0", _rec(0, [0.2, 0.6]))
+    results.write_run("seed_table", "r1_zero-s1", _rec(1, [0.2, 0.7]))
+    results.write_run("thinking_budget", "r1_zero-s0", _rec(0, [0.2, 0.6]))
+    results.write_run("thinking_budget", "r1_zero-s1", _rec(1, [0.2, 0.71]))
+    results.write_run("thinking_budget", "r1_zero-k2-s0", _rec(0, [0.2, 0.5], overrides=("budget.k=2",)))
+    results.write_run("overtime_pay", "r1_zero-s0", _rec(0, [0.1, 0.2], sha=None, scale="laptop_overtime"))
+    rows = {r[0]: r for r in agreement().rows}
+    assert set(rows) == {"r1_zero-s0", "r1_zero-s1"}  # the k=2 run and the lone overtime run are no pair
+    assert rows["r1_zero-s0"][-1] == "identical"
+    assert rows["r1_zero-s1"][-1].startswith("differ (max |Δ| 0.01")
+    assert "seed_table @" in rows["r1_zero-s0"][1] and "thinking_budget @" in rows["r1_zero-s0"][1]
+    got = {r[0]: r for r in inputs().rows}
+    assert got["seed_table"][2] == "seed 0: `abababababab`"
+    assert got["seed_table"][3] == "chain_sum/test.parquet: `cdcdcdcdcdcd`"
+    assert got["overtime_pay"][2] == "not recorded (1 runs)"
