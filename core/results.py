@@ -38,6 +38,8 @@ from core import locks
 from core.versions import versions
 
 REPO = Path(__file__).resolve().parents[1]
+#: what experiments and ``make docs`` write inside the repository: changes there never make it dirty
+OUTPUTS = ("results", "docs", "README.md")
 SIG_DIGITS = 6
 
 
@@ -49,8 +51,10 @@ def results_dir() -> Path:
 def git_state(repo: Path = REPO) -> tuple[str | None, bool | None]:
     """``(commit, dirty)`` of the repository (``(None, None)`` outside a git checkout).
 
-    Dirty means tracked files changed outside ``results/``: an experiment rewrites its own
-    results files while it runs, and those are its outputs, not the code that produced them.
+    Dirty means tracked files changed outside :data:`OUTPUTS`: an experiment rewrites its own
+    results files while it runs, and a sweep re-renders ``README.md`` and ``docs/`` from them when it
+    ends (as ``make docs`` does); those are outputs, not the code that produced them, and a second
+    experiment in the same checkout is not made "dirty" by the first one's rendering.
     """
 
     def git(*args: str) -> str | None:
@@ -62,7 +66,9 @@ def git_state(repo: Path = REPO) -> tuple[str | None, bool | None]:
             return None
 
     commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+    status = git(
+        "status", "--porcelain", "--untracked-files=no", "--", ".", *(f":(exclude){p}" for p in OUTPUTS)
+    )
     return commit, (bool(status) if status is not None else None)
 
 

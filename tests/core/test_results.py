@@ -76,9 +76,14 @@ def test_results_files_do_not_make_the_code_dirty(tmp_path):
     (tmp_path / "results" / "exp").mkdir(parents=True)
     (tmp_path / "results" / "exp" / "experiment.json").write_text("{}\n")
     (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("a\n")
+    (tmp_path / "README.md").write_text("a\n")
     git("add", ".")
     git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init")
     (tmp_path / "results" / "exp" / "experiment.json").write_text('{"running": true}\n')
+    (tmp_path / "docs" / "page.md").write_text("b\n")  # a sweep re-rendering the docs it feeds
+    (tmp_path / "README.md").write_text("b\n")
     commit, dirty = results.git_state(tmp_path)
     assert len(commit) == 40 and dirty is False
     (tmp_path / "code.py").write_text("x = 2\n")
