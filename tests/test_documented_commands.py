@@ -168,7 +168,10 @@ PLAN: dict[str, Plan] = {
         "slow", run=f'make run RECIPE=r1_zero ARGS="scale=laptop_base {SHORT}"'
     ),
     "python -m experiments.r1_zero_curves seeds=[0,1,2,3,4]": Plan(
-        "self", why="re-records committed results/ (five 80-step runs)"
+        "self", why="five 80-step runs; the slow tier runs r1_zero at laptop_base already"
+    ),
+    "make results NAME=r1_zero_arms-format": Plan(
+        "self", why="re-records committed results/ (five 80-step runs): make reproduce's business"
     ),
     # --- make help synopses ---------------------------------------------------------------------
     "make help": Plan("fast"),
