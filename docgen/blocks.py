@@ -46,6 +46,7 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         # R1-Zero in miniature (docs/r1_zero.md; first-run: docs/first_run.md)
         "first-run": r1_zero.first_run,
         "r1-zero-arms": r1_zero.r1_zero_arms,
+        "r1-zero-headline": r1_zero.r1_zero_headline,  # README.md
         "r1-zero-curves": r1_zero.r1_zero_curves,
         "r1-zero-base": r1_zero.r1_zero_base,
         "base-recipes-curves": r1_zero.base_recipes_curves,

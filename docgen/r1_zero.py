@@ -275,16 +275,12 @@ def _draw_arms(data: dict[str, Any]) -> Any:
     return fig
 
 
-def r1_zero_arms() -> Rendered:
-    """The R1-Zero miniature with its confounds beside it: outcome only, outcome + format, shuffled rewards.
-
-    Per arm: each seed's start -> end held-out accuracy and mean response length, the mean and range
-    of the gains over seeds, how many seeds meet each target, and how much of the recipe's length
-    growth the outcome reward alone and the shuffled control reach."""
+def _arms() -> dict[str, Any] | None:
+    """The arms' per-seed rows, per-arm summary rows, length-share sentence, figure and sources;
+    None until every arm is recorded."""
     exps = {label: read(name) for name, label in ARMS}
-    absent = [name for name, label in ARMS if not (exps[label] and exps[label].get("runs"))]
-    if absent:  # the arms are compared together or not at all
-        return Rendered(f"*Not run yet: `make results NAME=<arm>` for {', '.join(absent)}.*")
+    if any(not (exp and exp.get("runs")) for exp in exps.values()):  # compared together or not at all
+        return None
     tgt = next(iter(exps.values()))["design"].get("targets", {})
     acc_t, len_t = tgt.get("acc_gain", 0.15), tgt.get("length_gain", 0.3)
     per_seed, summary, fig_data, len_gain = [], [], {}, {}
@@ -335,22 +331,51 @@ def r1_zero_arms() -> Rendered:
         f"seeds ≥ +{100 * acc_t:.0f} pts",
         f"seeds ≥ +{100 * len_t:.0f}% length",
     ]
-    head_p = ["arm", "seed", "held-out accuracy", "mean response length (tokens)", "CPU min"]
-    fig = DocFigure(
-        "r1_zero_arms", fig_data, _draw_arms, alt="held-out accuracy and length per arm over RL steps"
-    )
+    return {
+        "summary": Table(head_s, summary),
+        "per_seed": Table(
+            ["arm", "seed", "held-out accuracy", "mean response length (tokens)", "CPU min"], per_seed
+        ),
+        "share": share,
+        "figure": DocFigure(
+            "r1_zero_arms", fig_data, _draw_arms, alt="held-out accuracy and length per arm over RL steps"
+        ),
+        "sources": [source_line(f"results/{name}/", exps[label].get("provenance")) for name, label in ARMS],
+    }
+
+
+def _not_run() -> Rendered:
+    absent = [name for name, _ in ARMS if not (read(name) or {}).get("runs")]
+    return Rendered(f"*Not run yet: `make results NAME=<arm>` for {', '.join(absent)}.*")
+
+
+def r1_zero_arms() -> Rendered:
+    """The R1-Zero miniature with its confounds beside it: outcome only, outcome + format, shuffled rewards.
+
+    Per arm: each seed's start -> end held-out accuracy and mean response length, the mean and range
+    of the gains over seeds, how many seeds meet each target, and how much of the recipe's length
+    growth the outcome reward alone and the shuffled control reach."""
+    arms = _arms()
+    if arms is None:
+        return _not_run()
     text = (
         "{fig:r1_zero_arms}\n\n"
-        + Table(head_s, summary).markdown()
-        + f"\n\n{share}\n\n<details><summary>Per seed</summary>\n\n"
-        + Table(head_p, per_seed).markdown()
+        + arms["summary"].markdown()
+        + f"\n\n{arms['share']}\n\n<details><summary>Per seed</summary>\n\n"
+        + arms["per_seed"].markdown()
         + "\n\n</details>"
     )
-    return Rendered(
-        text,
-        figures=[fig],
-        sources=[source_line(f"results/{name}/", exps[label].get("provenance")) for name, label in ARMS],
-    )
+    return Rendered(text, figures=[arms["figure"]], sources=arms["sources"])
+
+
+def r1_zero_headline() -> Rendered:
+    """README's headline: the arms' figure, summary table and length-share sentence (the per-seed
+    rows are on docs/r1_zero.md)."""
+    arms = _arms()
+    if arms is None:
+        return _not_run()
+    text = "{fig:r1_zero_arms}\n\n" + arms["summary"].markdown() + f"\n\n{arms['share']}"
+    return Rendered(text, figures=[arms["figure"]], sources=arms["sources"])
 
 
 def first_run() -> Rendered:
