@@ -41,6 +41,7 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "results-status": status.results_status,
         "results-inputs": status.results_inputs,
         "results-agreement": status.results_agreement,
+        "results-reproduce": status.results_reproduce,
         # the seed table (README.md)
         "seed-table": seed_table.seed_table,
         # R1-Zero in miniature (docs/r1_zero.md; first-run: docs/first_run.md)

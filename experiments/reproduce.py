@@ -7,8 +7,10 @@ prints, per metric (held-out accuracy and mean held-out response length at the s
 their gains), the committed value of that seed, the committed seeds' range and the fresh value, and
 whether the fresh value lies inside the range. Exit code 1 when a fresh value falls outside.
 
-Does not decide what an experiment measures (its command does) and does not write ``results/``;
-the comparison is written to ``<out>/reproduce.json``. Runs whose records hold no accuracy and
+Does not decide what an experiment measures (its command does); the comparison is written to
+``<out>/reproduce.json``, and with ``record=true`` also to ``results/reproduce/latest.json`` (with
+the commit, command and machine, and the base-model weight hashes each fresh run built), which
+``docs/provenance.md`` renders. Runs whose records hold no accuracy and
 length curves (measurements of speed, error rates) are not covered.
 """
 
@@ -129,10 +131,30 @@ def _fmt(m: str, v: float | None) -> str:
     return f"{v:+.1%}" if m == "length gain" else (f"{v:.1f}" if m.startswith("length") else f"{v:.3f}")
 
 
+def comparison_table(rows: list[dict], seed: int) -> Table:
+    """:func:`compare`'s rows as a table (a fresh value outside the committed range is marked NO)."""
+    return Table(
+        ["experiment", "run", "metric", f"committed s{seed}", "committed range", "fresh", "inside"],
+        [
+            [
+                r["experiment"],
+                r["run"],
+                r["metric"],
+                _fmt(r["metric"], r["committed"]),
+                f"{_fmt(r['metric'], r['range'][0])} .. {_fmt(r['metric'], r['range'][1])}",
+                _fmt(r["metric"], r["fresh"]),
+                "yes" if r["inside"] else "NO",
+            ]
+            for r in rows
+        ],
+    )
+
+
 def command(cfg: DictConfig) -> int:
     names = list(cfg.names or HEADLINE)
     out = Path(str(cfg.out) if cfg.out else tempfile.mkdtemp(prefix="rlvr-reproduce-")).resolve()
     rows: list[dict] = []
+    built: dict[str, dict[str, Any]] = {}
     for name in names:
         try:
             argv = EXPERIMENTS.get(name)
@@ -162,24 +184,14 @@ def command(cfg: DictConfig) -> int:
         if new_w:
             same = "not recorded then" if not old_w else ("same" if old_w == new_w else "DIFFERENT")
             print(f"[reproduce] {name}: base model weights sha256 {sorted(new_w)[0][:16]}… ({same})")
-    table = Table(
-        ["experiment", "run", "metric", f"committed s{cfg.seed}", "committed range", "fresh", "inside"],
-        [
-            [
-                r["experiment"],
-                r["run"],
-                r["metric"],
-                _fmt(r["metric"], r["committed"]),
-                f"{_fmt(r['metric'], r['range'][0])} .. {_fmt(r['metric'], r['range'][1])}",
-                _fmt(r["metric"], r["fresh"]),
-                "yes" if r["inside"] else "NO",
-            ]
-            for r in rows
-        ],
-    )
+        built[name] = {"fresh": sorted(new_w), "committed": sorted(old_w)}
+    table = comparison_table(rows, int(cfg.seed))
     print(table.markdown())
-    (out / "reproduce.json").write_text(json.dumps({"seed": int(cfg.seed), "rows": rows}, indent=1) + "\n")
+    summary = {"seed": int(cfg.seed), "rows": rows, "base_model_weights": built}
+    (out / "reproduce.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(f"written {out / 'reproduce.json'}")
+    if cfg.record:
+        print(f"written {results.write_table('reproduce', 'latest', summary)}")
     outside = [f"{r['experiment']}/{r['run']} {r['metric']}" for r in rows if not r["inside"]]
     print(
         "every fresh value lies inside the committed range"

@@ -173,6 +173,10 @@ PLAN: dict[str, Plan] = {
     "make results NAME=r1_zero_arms-format": Plan(
         "self", why="re-records committed results/ (five 80-step runs): make reproduce's business"
     ),
+    "make results NAME=reproduce": Plan(
+        "self",
+        why="records results/reproduce; the re-run itself is tests/experiments/test_reproduce.py, slow",
+    ),
     # --- make help synopses ---------------------------------------------------------------------
     "make help": Plan("fast"),
     "make setup": Plan("fast", why="idempotent: the stamp is fresh"),

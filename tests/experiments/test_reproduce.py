@@ -40,3 +40,22 @@ def test_reproduce_r1_zero_seed0_from_an_empty_cache(tmp_path: Path) -> None:
     assert report["rows"], proc.stdout + proc.stderr
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert all(r["inside"] for r in report["rows"])
+
+
+def test_the_recorded_comparison_renders_with_its_misses(tmp_path: Path, monkeypatch) -> None:
+    """docs/provenance.md's block from results/reproduce/latest.json: a fresh value outside the
+    committed range is marked and counted, a different base model is named different."""
+    from core import results
+    from docgen.status import results_reproduce
+
+    past = committed(HEADLINE[0])
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    assert "Not run yet" in results_reproduce().markdown
+    rows = compare(HEADLINE[0], 0, {k: {0: v[0]} for k, v in past.items()}, past)
+    rows[0] = {**rows[0], "fresh": rows[0]["range"][1] + 1.0, "inside": False}
+    weights = {HEADLINE[0]: {"fresh": ["b" * 64], "committed": ["a" * 64]}}
+    results.write_table("reproduce", "latest", {"seed": 0, "rows": rows, "base_model_weights": weights})
+    text = results_reproduce().markdown
+    assert f"{len(rows) - 1} of {len(rows)} fresh values lie inside" in text
+    assert text.count("| NO |") == 1
+    assert f"`{HEADLINE[0]}`: different (`bbbbbbbbbbbb`)" in text
