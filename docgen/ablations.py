@@ -252,6 +252,14 @@ def pilot_lines(res: SweepResult) -> tuple[list[str], list[str]]:
     lines = ["", head + " " + compute_line(p) + ".", "", Table(header, rows).markdown()]
     if pilot.decision:
         lines += ["", f"**Seeds chosen from the pilot.** {pilot.decision}"]
+    if p.provenance.get("written", "") > res.provenance.get("written", "~"):
+        lines += [
+            "",
+            "This pilot record was written after the confirmatory runs (the same command, re-run): the "
+            "seed count was chosen from its earlier record (in the history of "
+            f"`results/{pilot.experiment}`) and was not changed after; the table shows this record's spread "
+            "and the power the sweep's seeds have at it.",
+        ]
     return lines, [source_line(p.source, p.provenance)]
 
 

@@ -144,3 +144,25 @@ def test_a_recorded_sweep_refreshes_its_doc_blocks(tmp_path: Path, results_dir: 
     block = (root / "docs/ablations.md").read_text().split("<!-- gen:ablation-kl_coef -->")[1]
     assert "6 of 9 runs finished" in block.split("<!-- /gen:ablation-kl_coef -->")[0]
     assert refresh_docs(root) == []  # a second pass has nothing left to change
+
+
+def test_a_pilot_re_recorded_after_its_sweep_says_so(tmp_path: Path, results_dir: Path) -> None:
+    """A pilot written after the confirmatory runs did not choose their seed count: the block says
+    the count came from its earlier record; a pilot written before says nothing of the kind."""
+    record_sweep(_finish(write_sweep(tmp_path / "kl_coef-1", "kl", ["none", "k3_0.01"], seeds=3, steps=20)))
+    pilot = _finish(write_sweep(tmp_path / "kl_coef-p", "kl", ["none", "k3_0.01"], seeds=2, steps=20))
+    record_sweep(pilot, experiment="sweep-kl_coef-pilot")
+
+    def stamp(experiment: str, written: str) -> None:
+        path = results_dir / experiment / "experiment.json"
+        data = json.loads(path.read_text())
+        data["provenance"]["written"] = written
+        path.write_text(json.dumps(data))
+        ablations_doc._load.cache_clear()
+
+    said = "This pilot record was written after the confirmatory runs"
+    stamp("sweep-kl_coef", "2026-01-02T00:00:00+0000")
+    stamp("sweep-kl_coef-pilot", "2026-01-01T00:00:00+0000")
+    assert said not in ablations_doc.sweep_block("kl_coef")[0].markdown
+    stamp("sweep-kl_coef-pilot", "2026-01-03T00:00:00+0000")
+    assert said in ablations_doc.sweep_block("kl_coef")[0].markdown
