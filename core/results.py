@@ -72,8 +72,37 @@ def git_state(repo: Path = REPO) -> tuple[str | None, bool | None]:
     return commit, (bool(status) if status is not None else None)
 
 
+#: the processor features that decide which CPU kernels run (``core.numerics``), when present
+CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile")
+
+
+def cpu() -> dict[str, Any]:
+    """The processor's vendor, model name and kernel-relevant flags (:data:`CPU_FLAGS`), from
+    ``/proc/cpuinfo``; empty where that file does not exist. Two records made on different
+    processors say so here, even when both ran the same pinned arithmetic."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return {}
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            if fields:
+                break  # the first processor is enough
+            continue
+        fields.setdefault(key.strip(), value.strip())
+    flags = set(fields.get("flags", "").split())
+    return {
+        "vendor": fields.get("vendor_id"),
+        "model": fields.get("model name"),
+        "family_model_stepping": [fields.get("cpu family"), fields.get("model"), fields.get("stepping")],
+        "flags": [f for f in CPU_FLAGS if f in flags],
+    }
+
+
 def machine() -> dict[str, Any]:
-    """Cores, load average and platform of this machine, at the time of the call."""
+    """Cores, load average, platform and processor (:func:`cpu`) of this machine, at the time of the call."""
     try:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
@@ -83,6 +112,7 @@ def machine() -> dict[str, Any]:
         "load_avg_1_5_15": load,
         "platform": platform.platform(),
         "processor": platform.machine(),
+        "cpu": cpu(),
     }
 
 

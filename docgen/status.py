@@ -9,10 +9,11 @@ The registry is ``make results``'s (``experiments.registry``); this module only 
 
 from __future__ import annotations
 
+from analysis.render import Table
 from core import results
 from docgen.engine import Rendered, source_line
 from experiments.registry import agreement, inputs, status
-from experiments.reproduce import comparison_table
+from experiments.reproduce import comparison_table, fmt_metric
 
 
 def results_status() -> Rendered:
@@ -30,28 +31,88 @@ def results_agreement() -> Rendered:
     return Rendered(agreement().markdown())
 
 
+def _span(xs: list[float], metric: str) -> str:
+    return f"{fmt_metric(metric, sum(xs) / len(xs))} [{fmt_metric(metric, min(xs))}, {fmt_metric(metric, max(xs))}]"
+
+
+def _machine(m: dict) -> str:
+    c = m.get("cpu") or {}
+    cpu = (
+        f"{c.get('model')} ({c.get('vendor')}; {', '.join(c.get('flags', []))})"
+        if c
+        else "processor not recorded"
+    )
+    return f"{m.get('cores', '?')} cores, {cpu}, `{m.get('platform', '?')}`"
+
+
 def results_reproduce() -> Rendered:
-    """The last ``make results NAME=reproduce``: per headline run and metric, the committed value of
-    the re-run seed, the committed seeds' range, the fresh value from an empty cache, and whether the
-    fresh base model's weights hash equals the committed one."""
+    """The last ``make results NAME=reproduce``: per headline arm and metric, the committed seeds'
+    values beside the fresh ones from an empty cache (mean [min, max], paired difference, how many
+    fresh values lie in the committed range), how many fresh seeds meet the experiment's targets,
+    and whether the fresh base model and test split are the ones the committed records name."""
     path = results.results_dir() / "reproduce" / "latest.json"
     if not path.is_file():
         return Rendered("*Not run yet: `make results NAME=reproduce`.*")
     data = results.read_json(path)
-    inside = sum(r["inside"] for r in data["rows"])
-    same = [
-        f"`{name}`: {'the same' if w['fresh'] == w['committed'] else 'different'} "
-        f"(`{(w['fresh'] or ['?'])[0][:12]}`)"
-        for name, w in data.get("base_model_weights", {}).items()
-        if w.get("fresh")
+    rows = data["rows"]
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["experiment"], r["run"], r["metric"]), []).append(r)
+    table = []
+    for (exp, _run, metric), rs in groups.items():
+        both = [r for r in rs if r["fresh"] is not None and r["committed"] is not None]
+        diff = [r["fresh"] - r["committed"] for r in both]
+        table.append(
+            [
+                exp,
+                metric,
+                _span([r["committed"] for r in both], metric) if both else "–",
+                _span([r["fresh"] for r in both], metric) if both else "–",
+                fmt_metric(metric, sum(diff) / len(diff), sign=True) if diff else "–",
+                f"{sum(r['inside'] for r in rs)}/{len(rs)}",
+            ]
+        )
+    head = [
+        "experiment",
+        "metric",
+        "committed: mean [min, max]",
+        "fresh: mean [min, max]",
+        "mean fresh − committed",
+        "fresh inside committed range",
     ]
-    machine = data["provenance"].get("machine", {})
+    targets = []
+    for exp in dict.fromkeys(r["experiment"] for r in rows):
+        tgt = (results.read_experiment(exp).get("design") or {}).get("targets") or {}
+        acc_t, len_t = tgt.get("acc_gain"), tgt.get("length_gain")
+        by_seed = {r["seed"]: {} for r in rows if r["experiment"] == exp}
+        for r in rows:
+            if r["experiment"] == exp and r["fresh"] is not None:
+                by_seed[r["seed"]][r["metric"]] = r["fresh"]
+        met = [
+            s
+            for s, m in by_seed.items()
+            if (acc_t is None or m.get("acc gain", -1) >= acc_t)
+            and (len_t is None or m.get("length gain", -1) >= len_t)
+        ]
+        if acc_t is not None:
+            targets.append(f"`{exp}` {len(met)}/{len(by_seed)}")
+    inputs = [
+        f"{k}: fresh `{', '.join(x[:12] for x in v['fresh'])}`, committed records "
+        + (f"`{', '.join(x[:12] for x in v['committed'])}`" if v["committed"] else "name none")
+        + (" (the same)" if set(v["fresh"]) <= set(v["committed"]) else " (**different**)")
+        for k, v in data.get("inputs", {}).items()
+    ]
+    inside = sum(r["inside"] for r in rows)
     text = (
-        comparison_table(data["rows"], data["seed"]).markdown()
-        + f"\n\n{inside} of {len(data['rows'])} fresh values lie inside the committed seeds' range. "
-        + "Base model pretrained again from the empty cache, weights sha256 vs the committed record: "
-        + ("; ".join(same) or "none recorded")
-        + f". Machine: {machine.get('cores', '?')} cores, {machine.get('processor', '?')}, "
-        + f"`{machine.get('platform', '?')}`."
+        Table(head, table).markdown()
+        + f"\n\nSeeds re-run: {', '.join(str(x) for x in data['seeds'])}. {inside} of {len(rows)} fresh values "
+        + "lie inside the committed seeds' range. Fresh seeds meeting their experiment's targets: "
+        + ("; ".join(targets) or "no targets declared")
+        + ". Inputs, by sha256: "
+        + ("; ".join(inputs) or "none recorded")
+        + f". Machine of this record: {_machine(data['provenance'].get('machine', {}))}."
+        + "\n\n<details><summary>Per seed</summary>\n\n"
+        + comparison_table(rows).markdown()
+        + "\n\n</details>"
     )
     return Rendered(text, sources=[source_line("results/reproduce/latest.json", data["provenance"])])

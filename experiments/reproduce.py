@@ -1,7 +1,7 @@
-"""``make reproduce``: re-run seed 0 of each headline experiment from an empty cache and compare.
+"""``make reproduce``: re-run seed 0 (or ``seeds``) of each headline experiment from an empty cache and compare.
 
 For every experiment in ``names`` (default :data:`HEADLINE`), runs its registered command
-(:data:`EXPERIMENTS`) with ``seeds=[<seed>]`` and a fresh ``RLVR_CACHE`` and ``RLVR_RESULTS``
+(:data:`EXPERIMENTS`) with ``seeds=[...]`` and a fresh ``RLVR_CACHE`` and ``RLVR_RESULTS``
 under ``out`` (so nothing cached on this machine is reused and ``results/`` is not touched), then
 prints, per metric (held-out accuracy and mean held-out response length at the start and end, and
 their gains), the committed value of that seed, the committed seeds' range and the fresh value, and
@@ -9,7 +9,8 @@ whether the fresh value lies inside the range. Exit code 1 when a fresh value fa
 
 Does not decide what an experiment measures (its command does); the comparison is written to
 ``<out>/reproduce.json``, and with ``record=true`` also to ``results/reproduce/latest.json`` (with
-the commit, command and machine, and the base-model weight hashes each fresh run built), which
+the commit, command and machine, and the base models and test splits the fresh runs built, by
+sha256, beside the hashes the committed records name), which
 ``docs/provenance.md`` renders. Runs whose records hold no accuracy and
 length curves (measurements of speed, error rates) are not covered.
 """
@@ -76,14 +77,17 @@ def committed(name: str) -> dict[str, dict[int, dict[str, float]]]:
     return by_run(results.read_experiment(name).get("runs", {}))
 
 
-def seed_command(argv: list[str], seed: int, runs: Path) -> list[str]:
-    """``argv`` with its seeds replaced by ``seed`` and its runs written under ``runs``.
+def seed_command(argv: list[str], seeds: list[int], runs: Path, jobs: int = 1) -> list[str]:
+    """``argv`` with its seeds replaced by ``seeds`` and its runs written under ``runs``.
 
-    >>> seed_command(["py", "-m", "x", "seeds=[0,1]", "jobs=2", "out=runs/a", "k=v"], 0, Path("/t"))
+    >>> seed_command(["py", "-m", "x", "seeds=[0,1]", "jobs=2", "out=runs/a", "k=v"], [0], Path("/t"))
     ['py', '-m', 'x', 'k=v', 'seeds=[0]', 'out=/t', 'jobs=1']
+    >>> seed_command(["py", "-m", "x", "seeds=[0,1]"], [1, 2], Path("/t"), jobs=2)[-3:]
+    ['seeds=[1,2]', 'out=/t', 'jobs=2']
     """
     drop = ("seeds=", "out=", "jobs=")
-    return [a for a in argv if not a.startswith(drop)] + [f"seeds=[{seed}]", f"out={runs}", "jobs=1"]
+    picked = ",".join(str(x) for x in seeds)
+    return [a for a in argv if not a.startswith(drop)] + [f"seeds=[{picked}]", f"out={runs}", f"jobs={jobs}"]
 
 
 def compare(
@@ -104,6 +108,7 @@ def compare(
                 {
                     "experiment": name,
                     "run": label,
+                    "seed": seed,
                     "metric": m,
                     "committed": seeds.get(seed, {}).get(m),
                     "range": [min(vals), max(vals)],
@@ -115,34 +120,63 @@ def compare(
     return rows
 
 
-def weights(folder: Path) -> set[str]:
-    """The weight hashes of the base models an experiment folder's ``base_model.json`` names (the
-    table :mod:`experiments.r1_zero_curves` writes: ``{"models": [{..., "weights_sha256": ...}]}``);
-    empty when the experiment built no base model."""
-    path = folder / "base_model.json"
-    if not path.is_file():
-        return set()
-    return {m["weights_sha256"] for m in results.read_json(path)["models"] if m.get("weights_sha256")}
+def run_inputs(runs: list[dict]) -> dict[str, list[str]]:
+    """The base models (``pretraining seed <s>``) and test splits the run records name, by sha256.
+
+    >>> run_inputs([{"run": {"model": {"weights_sha256": "ab", "build": {"pretrain": {"seed": 0}}},
+    ...                      "data_sha256": {"t/test.parquet": "cd", "t/train.parquet": "ef"}}}])
+    {'base model, pretraining seed 0': ['ab'], 'test split t/test.parquet': ['cd']}
+    """
+    out: dict[str, set[str]] = {}
+    for rec in runs:
+        run = rec.get("run") or {}
+        model = run.get("model") or {}
+        if model.get("weights_sha256"):
+            seed = ((model.get("build") or {}).get("pretrain") or {}).get("seed")
+            out.setdefault(f"base model, pretraining seed {seed}", set()).add(model["weights_sha256"])
+        for file, sha in (run.get("data_sha256") or {}).items():
+            if "test" in file:
+                out.setdefault(f"test split {file}", set()).add(sha)
+    return {k: sorted(v) for k, v in sorted(out.items())}
 
 
-def _fmt(m: str, v: float | None) -> str:
+def committed_inputs() -> dict[str, list[str]]:
+    """:func:`run_inputs` over every registered experiment's committed runs."""
+    runs: list[dict] = []
+    for name in EXPERIMENTS:
+        try:
+            runs += list(results.read_experiment(name)["runs"].values())
+        except FileNotFoundError:
+            continue
+    return run_inputs(runs)
+
+
+def fmt_metric(m: str, v: float | None, sign: bool = False) -> str:
+    """A metric's value as the tables show it (``sign``: a difference, with its sign)."""
     if v is None:
         return "-"
-    return f"{v:+.1%}" if m == "length gain" else (f"{v:.1f}" if m.startswith("length") else f"{v:.3f}")
+    if m == "length gain":
+        return f"{v:+.1%}"
+    return (
+        f"{v:+.1f}"
+        if m.startswith("length") and sign
+        else (f"{v:.1f}" if m.startswith("length") else (f"{v:+.3f}" if sign else f"{v:.3f}"))
+    )
 
 
-def comparison_table(rows: list[dict], seed: int) -> Table:
+def comparison_table(rows: list[dict]) -> Table:
     """:func:`compare`'s rows as a table (a fresh value outside the committed range is marked NO)."""
     return Table(
-        ["experiment", "run", "metric", f"committed s{seed}", "committed range", "fresh", "inside"],
+        ["experiment", "run", "seed", "metric", "committed", "committed range", "fresh", "inside"],
         [
             [
                 r["experiment"],
                 r["run"],
+                str(r.get("seed", "")),
                 r["metric"],
-                _fmt(r["metric"], r["committed"]),
-                f"{_fmt(r['metric'], r['range'][0])} .. {_fmt(r['metric'], r['range'][1])}",
-                _fmt(r["metric"], r["fresh"]),
+                fmt_metric(r["metric"], r["committed"]),
+                f"{fmt_metric(r['metric'], r['range'][0])} .. {fmt_metric(r['metric'], r['range'][1])}",
+                fmt_metric(r["metric"], r["fresh"]),
                 "yes" if r["inside"] else "NO",
             ]
             for r in rows
@@ -152,9 +186,12 @@ def comparison_table(rows: list[dict], seed: int) -> Table:
 
 def command(cfg: DictConfig) -> int:
     names = list(cfg.names or HEADLINE)
+    seeds = [int(x) for x in cfg.seeds]
+    if not seeds:
+        raise UsageError("[seeds] give at least one seed, e.g. seeds=[0]")
     out = Path(str(cfg.out) if cfg.out else tempfile.mkdtemp(prefix="rlvr-reproduce-")).resolve()
     rows: list[dict] = []
-    built: dict[str, dict[str, Any]] = {}
+    fresh_runs: list[dict] = []
     for name in names:
         try:
             argv = EXPERIMENTS.get(name)
@@ -168,31 +205,33 @@ def command(cfg: DictConfig) -> int:
             "RLVR_CACHE": str(out / "cache"),  # empty: nothing built on this machine is reused
             "RLVR_RESULTS": str(out / "results"),
         }
-        cmd = seed_command(argv, int(cfg.seed), out / "runs" / name)
-        print(f"[reproduce] {name} seed {cfg.seed}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
+        cmd = seed_command(argv, seeds, out / "runs" / name, jobs=int(cfg.jobs))
+        print(f"[reproduce] {name} seeds {seeds}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
         rc = subprocess.call(cmd, env=env)
-        fresh = by_run(
-            {p.stem: json.loads(p.read_text()) for p in (out / "results" / name / "runs").glob("*.json")}
-        )
+        records = {
+            p.stem: json.loads(p.read_text()) for p in (out / "results" / name / "runs").glob("*.json")
+        }
+        fresh = by_run(records)
         if rc != 0 or not fresh:
-            print(
-                f"error: {name} seed {cfg.seed} failed (exit {rc}); its logs are under {out / 'runs' / name}"
-            )
+            print(f"error: {name} seeds {seeds} failed (exit {rc}); its logs are under {out / 'runs' / name}")
             return 1
-        rows += compare(name, int(cfg.seed), fresh, past)
-        old_w, new_w = weights(results.results_dir() / name), weights(out / "results" / name)
-        if new_w:
-            same = "not recorded then" if not old_w else ("same" if old_w == new_w else "DIFFERENT")
-            print(f"[reproduce] {name}: base model weights sha256 {sorted(new_w)[0][:16]}… ({same})")
-        built[name] = {"fresh": sorted(new_w), "committed": sorted(old_w)}
-    table = comparison_table(rows, int(cfg.seed))
-    print(table.markdown())
-    summary = {"seed": int(cfg.seed), "rows": rows, "base_model_weights": built}
+        fresh_runs += list(records.values())
+        for seed in seeds:
+            rows += compare(name, seed, fresh, past)
+    print(comparison_table(rows).markdown())
+    now, then = run_inputs(fresh_runs), committed_inputs()
+    inputs = {k: {"fresh": v, "committed": then.get(k, [])} for k, v in now.items()}
+    for k, v in inputs.items():
+        same = (
+            "same as committed" if set(v["fresh"]) <= set(v["committed"]) else "NOT in the committed records"
+        )
+        print(f"[reproduce] {k}: {', '.join(x[:12] for x in v['fresh'])} ({same})")
+    summary = {"seeds": seeds, "rows": rows, "inputs": inputs}
     (out / "reproduce.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(f"written {out / 'reproduce.json'}")
     if cfg.record:
         print(f"written {results.write_table('reproduce', 'latest', summary)}")
-    outside = [f"{r['experiment']}/{r['run']} {r['metric']}" for r in rows if not r["inside"]]
+    outside = [f"{r['experiment']}/{r['run']} s{r['seed']} {r['metric']}" for r in rows if not r["inside"]]
     print(
         "every fresh value lies inside the committed range"
         if not outside

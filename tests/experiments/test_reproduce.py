@@ -49,13 +49,28 @@ def test_the_recorded_comparison_renders_with_its_misses(tmp_path: Path, monkeyp
     from docgen.status import results_reproduce
 
     past = committed(HEADLINE[0])
+    design = results.read_experiment(HEADLINE[0])["design"]
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     assert "Not run yet" in results_reproduce().markdown
-    rows = compare(HEADLINE[0], 0, {k: {0: v[0]} for k, v in past.items()}, past)
-    rows[0] = {**rows[0], "fresh": rows[0]["range"][1] + 1.0, "inside": False}
-    weights = {HEADLINE[0]: {"fresh": ["b" * 64], "committed": ["a" * 64]}}
-    results.write_table("reproduce", "latest", {"seed": 0, "rows": rows, "base_model_weights": weights})
+    results.write_experiment(HEADLINE[0], design=design)  # the targets the block counts against
+    fresh = {k: {s: v[s] for s in (0, 1)} for k, v in past.items()}
+    rows = compare(HEADLINE[0], 0, fresh, past) + compare(HEADLINE[0], 1, fresh, past)
+    i = next(j for j, r in enumerate(rows) if r["seed"] == 1 and r["metric"] == "acc gain")
+    rows[i] = {**rows[i], "fresh": -0.5, "inside": False}  # seed 1 loses accuracy: outside, misses the target
+    inputs = {
+        "base model, pretraining seed 0": {"fresh": ["b" * 64], "committed": ["a" * 64]},
+        "test split t/test.parquet": {"fresh": ["c" * 64], "committed": ["c" * 64, "d" * 64]},
+    }
+    results.write_table("reproduce", "latest", {"seeds": [0, 1], "rows": rows, "inputs": inputs})
     text = results_reproduce().markdown
     assert f"{len(rows) - 1} of {len(rows)} fresh values lie inside" in text
     assert text.count("| NO |") == 1
-    assert f"`{HEADLINE[0]}`: different (`bbbbbbbbbbbb`)" in text
+    assert f"`{HEADLINE[0]}` 1/2" in text  # seed 0 meets both targets, seed 1 does not
+    assert (
+        "pretraining seed 0: fresh `bbbbbbbbbbbb`, committed records `aaaaaaaaaaaa` (**different**)" in text
+    )
+    assert (
+        "t/test.parquet: fresh `cccccccccccc`, committed records `cccccccccccc, dddddddddddd` (the same)"
+        in text
+    )
+    assert "| acc gain | " in text and "| 1/2 |" in text
