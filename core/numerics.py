@@ -1,4 +1,4 @@
-"""One CPU arithmetic on every machine: the kernel pins that make a model build reproducible.
+"""The CPU arithmetic pins: the kernel choices torch and oneMKL make per processor, fixed.
 
 PyTorch picks its CPU kernels by what the processor offers, at run time: ATen's vectorised
 kernels by ISA (AVX-512 on one Xeon, AVX2 on an EPYC) and oneMKL's GEMMs by processor and ISA.
@@ -18,7 +18,11 @@ are read when torch first computes, so ``core`` pins them before anything import
 (:func:`core.model.cached_build`) and the versions every results file records.
 
 Cost: the SSE2 GEMM branch is slower than the processor's own; ``benchmarks`` measure it side
-by side. Not covered: processors without AVX2 (ATen falls back to its scalar kernels: a different
+by side. Measured across two machines (``make results NAME=reproduce``, rendered in
+``docs/provenance.md``): the same code, package versions and pins pretrained a different base model
+on an AMD EPYC with AVX-512 than on the machine the committed records came from, so the pins do not
+make a build identical across processors; every results file names its processor
+(``core.results.cpu``). Not covered: processors without AVX2 (ATen falls back to its scalar kernels: a different
 arithmetic, visible as ``aten_cpu_capability`` in the key), non-x86 machines, GPU kernels.
 """
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.render import Table
+from docgen import status
 from docgen.engine import DocFigure, Rendered, source_line
 from docgen.results import missing, read
 
@@ -375,7 +376,23 @@ def r1_zero_headline() -> Rendered:
     if arms is None:
         return _not_run()
     text = "{fig:r1_zero_arms}\n\n" + arms["summary"].markdown() + f"\n\n{arms['share']}"
-    return Rendered(text, figures=[arms["figure"]], sources=arms["sources"])
+    sources = list(arms["sources"])
+    rec = status.reproduce_record()
+    if rec is not None:
+        met = [(exp, k, n) for exp, k, n in status.fresh_targets(rec["rows"]) if exp in dict(ARMS)]
+        labels = dict(ARMS)
+        cpu = (rec["provenance"].get("machine") or {}).get("cpu") or {}
+        models = [v for k, v in rec.get("inputs", {}).items() if k.startswith("base model")]
+        other = any(not set(v["fresh"]) <= set(v["committed"]) for v in models)
+        text += (
+            f"\n\nThe same seeds re-run from an empty cache on another machine ({cpu.get('model', 'processor not recorded')}), "
+            + ("where the pinned arithmetic gave another base model" if other else "from the same base model")
+            + ": both targets met by "
+            + "; ".join(f"{labels[exp]} {k}/{n}" for exp, k, n in met)
+            + " ([the values beside these](docs/provenance.md#which-results-reproduce))."
+        )
+        sources.append(source_line("results/reproduce/latest.json", rec["provenance"]))
+    return Rendered(text, figures=[arms["figure"]], sources=sources)
 
 
 def first_run() -> Rendered:

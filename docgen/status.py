@@ -45,15 +45,42 @@ def _machine(m: dict) -> str:
     return f"{m.get('cores', '?')} cores, {cpu}, `{m.get('platform', '?')}`"
 
 
+def fresh_targets(rows: list[dict]) -> list[tuple[str, int, int]]:
+    """Per experiment of a reproduce record: (experiment, fresh seeds meeting all its declared
+    targets, fresh seeds); experiments that declared no accuracy target are left out."""
+    out = []
+    for exp in dict.fromkeys(r["experiment"] for r in rows):
+        tgt = (results.read_experiment(exp).get("design") or {}).get("targets") or {}
+        acc_t, len_t = tgt.get("acc_gain"), tgt.get("length_gain")
+        if acc_t is None:
+            continue
+        by_seed: dict[int, dict[str, float]] = {r["seed"]: {} for r in rows if r["experiment"] == exp}
+        for r in rows:
+            if r["experiment"] == exp and r["fresh"] is not None:
+                by_seed[r["seed"]][r["metric"]] = r["fresh"]
+        met = [
+            m
+            for m in by_seed.values()
+            if m.get("acc gain", -1) >= acc_t and (len_t is None or m.get("length gain", -1) >= len_t)
+        ]
+        out.append((exp, len(met), len(by_seed)))
+    return out
+
+
+def reproduce_record() -> dict | None:
+    """``results/reproduce/latest.json``, or None before ``make results NAME=reproduce`` ran."""
+    path = results.results_dir() / "reproduce" / "latest.json"
+    return results.read_json(path) if path.is_file() else None
+
+
 def results_reproduce() -> Rendered:
     """The last ``make results NAME=reproduce``: per headline arm and metric, the committed seeds'
     values beside the fresh ones from an empty cache (mean [min, max], paired difference, how many
     fresh values lie in the committed range), how many fresh seeds meet the experiment's targets,
     and whether the fresh base model and test split are the ones the committed records name."""
-    path = results.results_dir() / "reproduce" / "latest.json"
-    if not path.is_file():
+    data = reproduce_record()
+    if data is None:
         return Rendered("*Not run yet: `make results NAME=reproduce`.*")
-    data = results.read_json(path)
     rows = data["rows"]
     groups: dict[tuple[str, str, str], list[dict]] = {}
     for r in rows:
@@ -80,22 +107,7 @@ def results_reproduce() -> Rendered:
         "mean fresh − committed",
         "fresh inside committed range",
     ]
-    targets = []
-    for exp in dict.fromkeys(r["experiment"] for r in rows):
-        tgt = (results.read_experiment(exp).get("design") or {}).get("targets") or {}
-        acc_t, len_t = tgt.get("acc_gain"), tgt.get("length_gain")
-        by_seed = {r["seed"]: {} for r in rows if r["experiment"] == exp}
-        for r in rows:
-            if r["experiment"] == exp and r["fresh"] is not None:
-                by_seed[r["seed"]][r["metric"]] = r["fresh"]
-        met = [
-            s
-            for s, m in by_seed.items()
-            if (acc_t is None or m.get("acc gain", -1) >= acc_t)
-            and (len_t is None or m.get("length gain", -1) >= len_t)
-        ]
-        if acc_t is not None:
-            targets.append(f"`{exp}` {len(met)}/{len(by_seed)}")
+    targets = [f"`{exp}` {met}/{n}" for exp, met, n in fresh_targets(rows)]
     inputs = [
         f"{k}: fresh `{', '.join(x[:12] for x in v['fresh'])}`, committed records "
         + (f"`{', '.join(x[:12] for x in v['committed'])}`" if v["committed"] else "name none")

@@ -116,7 +116,7 @@ def arithmetic(prov: dict) -> str:
 
 def status() -> Table:
     """One row per registered experiment: recorded at which commit, when, by which command, under
-    which CPU arithmetic."""
+    which CPU arithmetic, on which machine."""
     rows = []
     for name in EXPERIMENTS:
         try:
@@ -127,8 +127,34 @@ def status() -> Table:
             rows.append([name, "not recorded", "", "", ""])
             continue
         commit = (prov.get("git_commit") or "?")[:10] + (" (dirty)" if prov.get("git_dirty") else "")
-        rows.append([name, commit, prov.get("written", ""), arithmetic(prov), f"`{prov.get('command', '')}`"])
-    return Table(["experiment", "recorded at commit", "written", "CPU arithmetic", "command"], rows)
+        rows.append(
+            [
+                name,
+                commit,
+                prov.get("written", ""),
+                arithmetic(prov),
+                machine_of(prov),
+                f"`{prov.get('command', '')}`",
+            ]
+        )
+    return Table(
+        ["experiment", "recorded at commit", "written", "CPU arithmetic", "machine", "command"], rows
+    )
+
+
+def machine_of(prov: dict) -> str:
+    """The processor a results file was recorded on, and its platform string (the virtual machine's
+    kernel build: two records with different strings ran on different machines).
+
+    >>> machine_of({"machine": {"platform": "Linux-6.1-x86_64", "cpu": {"model": "AMD EPYC", "vendor": "AuthenticAMD"}}})
+    'AMD EPYC (AuthenticAMD); `Linux-6.1-x86_64`'
+    >>> machine_of({"machine": {"platform": "Linux-6.1-x86_64"}})
+    'processor not recorded; `Linux-6.1-x86_64`'
+    """
+    m = prov.get("machine") or {}
+    c = m.get("cpu") or {}
+    cpu = f"{c.get('model')} ({c.get('vendor')})" if c else "processor not recorded"
+    return f"{cpu}; `{m.get('platform', '?')}`"
 
 
 def _short(sha: str | None) -> str:

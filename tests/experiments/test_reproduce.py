@@ -74,3 +74,12 @@ def test_the_recorded_comparison_renders_with_its_misses(tmp_path: Path, monkeyp
         in text
     )
     assert "| acc gain | " in text and "| 1/2 |" in text
+    from docgen.r1_zero import r1_zero_headline
+
+    monkeypatch.setenv("RLVR_RESULTS", str(ROOT / "results"))  # the arms as committed, this record's rows
+    monkeypatch.setattr(
+        "docgen.status.reproduce_record", lambda: results.read_json(tmp_path / "reproduce" / "latest.json")
+    )
+    head = r1_zero_headline().markdown
+    assert "where the pinned arithmetic gave another base model: both targets met by" in head
+    assert "outcome + format 0.1 (the recipe) 1/2" in head
