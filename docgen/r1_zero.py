@@ -369,29 +369,74 @@ def r1_zero_arms() -> Rendered:
     return Rendered(text, figures=[arms["figure"]], sources=arms["sources"])
 
 
+def _two_machines(rec: dict[str, Any]) -> Table:
+    """Per arm and machine (the committed records', the reproduce record's): accuracy and length
+    gains over the re-run seeds, mean [min, max], and how many seeds meet each target."""
+    from experiments.registry import short_machine  # the status table's wording of a machine
+
+    labels = dict(ARMS)
+    targets = {t.experiment: t for t in status.fresh_targets(rec["rows"])}
+    fresh_machine = short_machine(rec["provenance"])
+    rows = []
+    for name, _label in ARMS:
+        mine = [r for r in rec["rows"] if r["experiment"] == name]
+        if not mine or name not in targets:
+            continue
+        t = targets[name]
+        committed_machine = short_machine((read(name) or {}).get("provenance") or {})
+        for which, machine in (("committed", committed_machine), ("fresh", fresh_machine)):
+            acc = [r[which] for r in mine if r["metric"] == "acc gain" and r[which] is not None]
+            length = [r[which] for r in mine if r["metric"] == "length gain" and r[which] is not None]
+            rows.append(
+                [
+                    labels[name],
+                    machine,
+                    str(len(acc)),
+                    _span([100 * g for g in acc], "{:+.1f}"),
+                    _span([100 * g for g in length], "{:+.0f}%"),
+                    f"{sum(g >= t.acc_t for g in acc)}/{len(acc)}",
+                    f"{sum(g >= t.len_t for g in length)}/{len(length)}" if t.len_t is not None else "–",
+                ]
+            )
+    t0 = next(iter(targets.values()))
+    return Table(
+        [
+            "arm",
+            "machine",
+            "seeds",
+            "accuracy gain, points: mean [min, max]",
+            "length gain: mean [min, max]",
+            f"seeds ≥ +{100 * t0.acc_t:.0f} pts",
+            f"seeds ≥ +{100 * (t0.len_t or 0):.0f}% length",
+        ],
+        rows,
+    )
+
+
 def r1_zero_headline() -> Rendered:
-    """README's headline: the arms' figure, summary table and length-share sentence (the per-seed
-    rows are on docs/r1_zero.md)."""
+    """README's headline: the arms' figure and, once ``make results NAME=reproduce`` has run on
+    another machine, the arms' gains on both machines side by side (else the arms' summary); the
+    length-share sentence of the committed records (the per-seed rows are on docs/r1_zero.md)."""
     arms = _arms()
     if arms is None:
         return _not_run()
-    text = "{fig:r1_zero_arms}\n\n" + arms["summary"].markdown() + f"\n\n{arms['share']}"
-    sources = list(arms["sources"])
     rec = status.reproduce_record()
-    if rec is not None:
-        met = [(exp, k, n) for exp, k, n in status.fresh_targets(rec["rows"]) if exp in dict(ARMS)]
-        labels = dict(ARMS)
-        cpu = (rec["provenance"].get("machine") or {}).get("cpu") or {}
+    sources = list(arms["sources"])
+    if rec is None:
+        table = arms["summary"].markdown()
+    else:
         models = [v for k, v in rec.get("inputs", {}).items() if k.startswith("base model")]
         other = any(not set(v["fresh"]) <= set(v["committed"]) for v in models)
-        text += (
-            f"\n\nThe same seeds re-run from an empty cache on another machine ({cpu.get('model', 'processor not recorded')}), "
-            + ("where the pinned arithmetic gave another base model" if other else "from the same base model")
-            + ": both targets met by "
-            + "; ".join(f"{labels[exp]} {k}/{n}" for exp, k, n in met)
-            + " ([the values beside these](docs/provenance.md#which-results-reproduce))."
+        table = (
+            _two_machines(rec).markdown()
+            + "\n\nEach arm's seeds ran from an empty cache on each machine; on the second the same code, "
+            + "package versions and pinned arithmetic "
+            + ("pretrained another base model" if other else "pretrained the same base model")
+            + " ([both, seed by seed](docs/provenance.md#which-results-reproduce))."
         )
         sources.append(source_line("results/reproduce/latest.json", rec["provenance"]))
+    share = arms["share"][0].lower() + arms["share"][1:]
+    text = "{fig:r1_zero_arms}\n\n" + table + f"\n\nOn the machine of the committed records, {share}"
     return Rendered(text, figures=[arms["figure"]], sources=sources)
 
 

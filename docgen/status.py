@@ -9,6 +9,8 @@ The registry is ``make results``'s (``experiments.registry``); this module only 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from analysis.render import Table
 from core import results
 from docgen.engine import Rendered, source_line
@@ -45,9 +47,21 @@ def _machine(m: dict) -> str:
     return f"{m.get('cores', '?')} cores, {cpu}, `{m.get('platform', '?')}`"
 
 
-def fresh_targets(rows: list[dict]) -> list[tuple[str, int, int]]:
-    """Per experiment of a reproduce record: (experiment, fresh seeds meeting all its declared
-    targets, fresh seeds); experiments that declared no accuracy target are left out."""
+class Targets(NamedTuple):
+    """How many fresh seeds of one experiment met its declared targets."""
+
+    experiment: str
+    acc_t: float
+    len_t: float | None
+    acc: int  # seeds meeting the accuracy target
+    length: int  # seeds meeting the length target (0 when none is declared)
+    both: int  # seeds meeting every declared target
+    n: int  # fresh seeds
+
+
+def fresh_targets(rows: list[dict]) -> list[Targets]:
+    """Per experiment of a reproduce record, how many fresh seeds meet its declared targets;
+    experiments that declared no accuracy target are left out."""
     out = []
     for exp in dict.fromkeys(r["experiment"] for r in rows):
         tgt = (results.read_experiment(exp).get("design") or {}).get("targets") or {}
@@ -58,12 +72,10 @@ def fresh_targets(rows: list[dict]) -> list[tuple[str, int, int]]:
         for r in rows:
             if r["experiment"] == exp and r["fresh"] is not None:
                 by_seed[r["seed"]][r["metric"]] = r["fresh"]
-        met = [
-            m
-            for m in by_seed.values()
-            if m.get("acc gain", -1) >= acc_t and (len_t is None or m.get("length gain", -1) >= len_t)
-        ]
-        out.append((exp, len(met), len(by_seed)))
+        acc = [m.get("acc gain", -1) >= acc_t for m in by_seed.values()]
+        length = [len_t is not None and m.get("length gain", -1) >= len_t for m in by_seed.values()]
+        both = [a and (len_t is None or b) for a, b in zip(acc, length, strict=True)]
+        out.append(Targets(exp, acc_t, len_t, sum(acc), sum(length), sum(both), len(by_seed)))
     return out
 
 
@@ -107,7 +119,7 @@ def results_reproduce() -> Rendered:
         "mean fresh − committed",
         "fresh inside committed range",
     ]
-    targets = [f"`{exp}` {met}/{n}" for exp, met, n in fresh_targets(rows)]
+    targets = [f"`{t.experiment}` {t.both}/{t.n}" for t in fresh_targets(rows)]
     inputs = [
         f"{k}: fresh `{', '.join(x[:12] for x in v['fresh'])}`, committed records "
         + (f"`{', '.join(x[:12] for x in v['committed'])}`" if v["committed"] else "name none")

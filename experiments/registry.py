@@ -142,6 +142,21 @@ def status() -> Table:
     )
 
 
+def short_machine(prov: dict) -> str:
+    """:func:`machine_of` in a few words: the processor model, or "processor not recorded", and
+    the virtual machine's kernel build.
+
+    >>> short_machine({"machine": {"platform": "Linux-6.18.44-fc-v1252-x86_64-with-glibc2.36", "cpu": {"model": "AMD EPYC"}}})
+    'AMD EPYC (fc-v1252)'
+    >>> short_machine({"machine": {"platform": "Linux-6.1-x86_64"}})
+    'processor not recorded (Linux-6.1-x86_64)'
+    """
+    m = prov.get("machine") or {}
+    plat = str(m.get("platform", "?"))
+    where = "fc-" + plat.split("-fc-", 1)[1].split("-x86", 1)[0] if "-fc-" in plat else plat
+    return f"{(m.get('cpu') or {}).get('model') or 'processor not recorded'} ({where})"
+
+
 def machine_of(prov: dict) -> str:
     """The processor a results file was recorded on, and its platform string (the virtual machine's
     kernel build: two records with different strings ran on different machines).
