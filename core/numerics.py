@@ -17,8 +17,8 @@ are read when torch first computes, so ``core`` pins them before anything import
 :func:`numerics` says what is in force; it joins the cache key of every built model
 (:func:`core.model.cached_build`) and the versions every results file records.
 
-Cost: the SSE2 GEMM branch is slower than the processor's own; ``benchmarks`` measure it side
-by side. Measured across two machines (``make results NAME=reproduce``, rendered in
+Cost: the SSE2 GEMM branch is expected to be slower than the processor's own; no benchmark
+measures that cost yet. Measured across two machines (``make results NAME=reproduce``, rendered in
 ``docs/provenance.md``): the same code, package versions and pins pretrained a different base model
 on an AMD EPYC with AVX-512 than on the machine the committed records came from, so the pins do not
 make a build identical across processors; every results file names its processor
