@@ -141,6 +141,8 @@ class SweepResult:
     provenance: dict[str, Any] = field(default_factory=dict)
     arms: dict[str, list[RunValues]] = field(default_factory=dict)
     experiment: str | None = None
+    #: sha256 of the base-model weights the runs started from, as they recorded it
+    base_models: set[str] = field(default_factory=set)
 
     @property
     def runs(self) -> list[RunValues]:
@@ -165,6 +167,9 @@ def load_sweep(name: str, experiment: str | None = None) -> SweepResult:
             rec["arm"], int(rec["seed"]), rec.get("metrics", {}), rec.get("curves", {}), rec["wall_s"] / 60
         )
         out.arms.setdefault(rv.arm, []).append(rv)
+        sha = ((rec.get("run") or {}).get("model") or {}).get("weights_sha256")
+        if sha:
+            out.base_models.add(sha)
     for rs in out.arms.values():
         rs.sort(key=lambda r: r.seed)
     return out

@@ -260,6 +260,13 @@ def pilot_lines(res: SweepResult) -> tuple[list[str], list[str]]:
             f"`results/{pilot.experiment}`) and was not changed after; the table shows this record's spread "
             "and the power the sweep's seeds have at it.",
         ]
+    if p.base_models and res.base_models and p.base_models != res.base_models:
+        lines[-1] += (
+            " Its runs started from another base model than the sweep's (weights "
+            f"`{', '.join(sorted(x[:12] for x in p.base_models))}` vs "
+            f"`{', '.join(sorted(x[:12] for x in res.base_models))}`: another machine, "
+            "[provenance](provenance.md#which-results-reproduce)), so its spread is the other machine's."
+        )
     return lines, [source_line(p.source, p.provenance)]
 
 

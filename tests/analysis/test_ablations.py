@@ -166,3 +166,24 @@ def test_a_pilot_re_recorded_after_its_sweep_says_so(tmp_path: Path, results_dir
     assert said not in ablations_doc.sweep_block("kl_coef")[0].markdown
     stamp("sweep-kl_coef-pilot", "2026-01-03T00:00:00+0000")
     assert said in ablations_doc.sweep_block("kl_coef")[0].markdown
+
+
+def test_a_pilot_from_another_base_model_says_so(tmp_path: Path, results_dir: Path) -> None:
+    """Pilot and sweep runs that name different base-model weights: the pilot block names both."""
+    record_sweep(_finish(write_sweep(tmp_path / "kl_coef-1", "kl", ["none", "k3_0.01"], seeds=3, steps=20)))
+    pilot = _finish(write_sweep(tmp_path / "kl_coef-p", "kl", ["none", "k3_0.01"], seeds=2, steps=20))
+    record_sweep(pilot, experiment="sweep-kl_coef-pilot")
+
+    def weights(experiment: str, sha: str) -> None:
+        for path in (results_dir / experiment / "runs").glob("*.json"):
+            rec = json.loads(path.read_text())
+            rec.setdefault("run", {})["model"] = {"weights_sha256": sha}
+            path.write_text(json.dumps(rec))
+        ablations_doc._load.cache_clear()
+
+    said = "Its runs started from another base model than the sweep's"
+    weights("sweep-kl_coef", "a" * 64)
+    weights("sweep-kl_coef-pilot", "a" * 64)
+    assert said not in ablations_doc.sweep_block("kl_coef")[0].markdown
+    weights("sweep-kl_coef-pilot", "b" * 64)
+    assert f"{said} (weights `bbbbbbbbbbbb` vs `aaaaaaaaaaaa`" in ablations_doc.sweep_block("kl_coef")[0].markdown
