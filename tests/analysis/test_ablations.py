@@ -186,4 +186,7 @@ def test_a_pilot_from_another_base_model_says_so(tmp_path: Path, results_dir: Pa
     weights("sweep-kl_coef-pilot", "a" * 64)
     assert said not in ablations_doc.sweep_block("kl_coef")[0].markdown
     weights("sweep-kl_coef-pilot", "b" * 64)
-    assert f"{said} (weights `bbbbbbbbbbbb` vs `aaaaaaaaaaaa`" in ablations_doc.sweep_block("kl_coef")[0].markdown
+    assert (
+        f"{said} (weights `bbbbbbbbbbbb` vs `aaaaaaaaaaaa`"
+        in ablations_doc.sweep_block("kl_coef")[0].markdown
+    )
