@@ -2,7 +2,7 @@
 CPU arithmetic it ran under (pinned by ``core.numerics``, or recorded before); and the
 ``results-inputs`` block: the base models and test splits the runs name, by hash; and the
 ``results-agreement`` block: the same run recorded by several experiments, compared; and the
-``results-reproduce`` block: ``make results NAME=reproduce``'s fresh seed 0 beside the committed seeds.
+``results-reproduce`` block: ``make results NAME=reproduce``'s fresh seeds beside the committed ones.
 
 The registry is ``make results``'s (``experiments.registry``); this module only renders its table.
 """
@@ -14,7 +14,7 @@ from typing import NamedTuple
 from analysis.render import Table
 from core import results
 from docgen.engine import Rendered, source_line
-from experiments.registry import agreement, inputs, status
+from experiments.registry import agreement, cpu_label, inputs, status
 from experiments.reproduce import comparison_table, fmt_metric
 
 
@@ -38,13 +38,7 @@ def _span(xs: list[float], metric: str) -> str:
 
 
 def _machine(m: dict) -> str:
-    c = m.get("cpu") or {}
-    cpu = (
-        f"{c.get('model')} ({c.get('vendor')}; {', '.join(c.get('flags', []))})"
-        if c
-        else "processor not recorded"
-    )
-    return f"{m.get('cores', '?')} cores, {cpu}, `{m.get('platform', '?')}`"
+    return f"{m.get('cores', '?')} cores, {cpu_label(m.get('cpu') or {}, flags=True)}, `{m.get('platform', '?')}`"
 
 
 class Targets(NamedTuple):
@@ -64,7 +58,8 @@ def fresh_targets(rows: list[dict]) -> list[Targets]:
     experiments that declared no accuracy target are left out."""
     out = []
     for exp in dict.fromkeys(r["experiment"] for r in rows):
-        tgt = (results.read_experiment(exp).get("design") or {}).get("targets") or {}
+        design = results.read_json(results.results_dir() / exp / "experiment.json").get("design") or {}
+        tgt = design.get("targets") or {}
         acc_t, len_t = tgt.get("acc_gain"), tgt.get("length_gain")
         if acc_t is None:
             continue

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from omegaconf import DictConfig
 
@@ -154,7 +156,20 @@ def short_machine(prov: dict) -> str:
     m = prov.get("machine") or {}
     plat = str(m.get("platform", "?"))
     where = "fc-" + plat.split("-fc-", 1)[1].split("-x86", 1)[0] if "-fc-" in plat else plat
-    return f"{(m.get('cpu') or {}).get('model') or 'processor not recorded'} ({where})"
+    return f"{cpu_label(m.get('cpu') or {}, vendor=False)} ({where})"
+
+
+def cpu_label(cpu: dict, vendor: bool = True, flags: bool = False) -> str:
+    """A recorded processor (``core.results.cpu``) in words; "processor not recorded" when empty.
+
+    >>> cpu_label({"model": "AMD EPYC", "vendor": "AuthenticAMD", "flags": ["avx2", "fma"]}, flags=True)
+    'AMD EPYC (AuthenticAMD; avx2, fma)'
+    """
+    if not cpu:
+        return "processor not recorded"
+    parts = [cpu.get("vendor") if vendor else None, ", ".join(cpu.get("flags", [])) if flags else None]
+    detail = "; ".join(str(x) for x in parts if x)
+    return f"{cpu.get('model')} ({detail})" if detail else str(cpu.get("model"))
 
 
 def machine_of(prov: dict) -> str:
@@ -167,13 +182,44 @@ def machine_of(prov: dict) -> str:
     'processor not recorded; `Linux-6.1-x86_64`'
     """
     m = prov.get("machine") or {}
-    c = m.get("cpu") or {}
-    cpu = f"{c.get('model')} ({c.get('vendor')})" if c else "processor not recorded"
-    return f"{cpu}; `{m.get('platform', '?')}`"
+    return f"{cpu_label(m.get('cpu') or {})}; `{m.get('platform', '?')}`"
 
 
 def _short(sha: str | None) -> str:
     return f"`{sha[:12]}`" if sha else ""
+
+
+class RunHashes(NamedTuple):
+    """The inputs a set of run records name by sha256."""
+
+    models: dict[int | None, set[str]]  # pretraining seed (None: a given checkpoint) -> weights
+    splits: dict[str, set[str]]  # test file -> its sha256
+    bare: int  # runs that recorded no weights hash
+
+
+def run_hashes(runs: Iterable[dict]) -> RunHashes:
+    """The base-model weights (by pretraining seed) and test splits the run records name.
+
+    >>> h = run_hashes([{"run": {"model": {"weights_sha256": "ab", "build": {"pretrain": {"seed": 0}}},
+    ...                          "data_sha256": {"t/test.parquet": "cd", "t/train.parquet": "ef"}}}, {}])
+    >>> h.models, h.splits, h.bare
+    ({0: {'ab'}}, {'t/test.parquet': {'cd'}}, 1)
+    """
+    models: dict[int | None, set[str]] = {}
+    splits: dict[str, set[str]] = {}
+    bare = 0
+    for rec in runs:
+        run = rec.get("run") or {}
+        model = run.get("model") or {}
+        if not model.get("weights_sha256"):
+            bare += 1
+        else:
+            seed = ((model.get("build") or {}).get("pretrain") or {}).get("seed")
+            models.setdefault(seed, set()).add(model["weights_sha256"])
+        for file, sha in (run.get("data_sha256") or {}).items():
+            if "test" in file:
+                splits.setdefault(file, set()).add(sha)
+    return RunHashes(models, splits, bare)
 
 
 def inputs() -> Table:
@@ -191,22 +237,9 @@ def inputs() -> Table:
             continue
         if not runs:
             continue
-        models: dict[str, set[str]] = {}
-        splits: dict[str, set[str]] = {}
-        bare = 0
-        for rec in runs:
-            run = rec.get("run") or {}
-            model = run.get("model") or {}
-            if not model.get("weights_sha256"):
-                bare += 1
-            else:
-                seed = ((model.get("build") or {}).get("pretrain") or {}).get("seed")
-                models.setdefault(f"seed {seed}" if seed is not None else "given", set()).add(
-                    model["weights_sha256"]
-                )
-            for file, sha in (run.get("data_sha256") or {}).items():
-                if "test" in file:
-                    splits.setdefault(file, set()).add(sha)
+        named = run_hashes(runs)
+        models = {f"seed {seed}" if seed is not None else "given": v for seed, v in named.models.items()}
+        splits, bare = named.splits, named.bare
         model_cell = "; ".join(f"{k}: {', '.join(map(_short, sorted(v)))}" for k, v in sorted(models.items()))
         if bare:
             model_cell = (model_cell + "; " if model_cell else "") + f"not recorded ({bare} runs)"

@@ -30,7 +30,7 @@ from omegaconf import DictConfig
 from analysis.render import Table
 from core import results
 from core.cli import UsageError, hydra_main
-from experiments.registry import EXPERIMENTS
+from experiments.registry import EXPERIMENTS, run_hashes
 
 ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
 #: the experiments whose numbers the README leads with
@@ -121,22 +121,16 @@ def compare(
 
 
 def run_inputs(runs: list[dict]) -> dict[str, list[str]]:
-    """The base models (``pretraining seed <s>``) and test splits the run records name, by sha256.
+    """The base models (``pretraining seed <s>``) and test splits the run records name, by sha256
+    (:func:`experiments.registry.run_hashes`, keyed for the record).
 
     >>> run_inputs([{"run": {"model": {"weights_sha256": "ab", "build": {"pretrain": {"seed": 0}}},
     ...                      "data_sha256": {"t/test.parquet": "cd", "t/train.parquet": "ef"}}}])
     {'base model, pretraining seed 0': ['ab'], 'test split t/test.parquet': ['cd']}
     """
-    out: dict[str, set[str]] = {}
-    for rec in runs:
-        run = rec.get("run") or {}
-        model = run.get("model") or {}
-        if model.get("weights_sha256"):
-            seed = ((model.get("build") or {}).get("pretrain") or {}).get("seed")
-            out.setdefault(f"base model, pretraining seed {seed}", set()).add(model["weights_sha256"])
-        for file, sha in (run.get("data_sha256") or {}).items():
-            if "test" in file:
-                out.setdefault(f"test split {file}", set()).add(sha)
+    named = run_hashes(runs)
+    out = {f"base model, pretraining seed {seed}": v for seed, v in named.models.items()}
+    out.update({f"test split {file}": v for file, v in named.splits.items()})
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 
@@ -152,16 +146,17 @@ def committed_inputs() -> dict[str, list[str]]:
 
 
 def fmt_metric(m: str, v: float | None, sign: bool = False) -> str:
-    """A metric's value as the tables show it (``sign``: a difference, with its sign)."""
+    """A metric's value as the tables show it (``sign``: a difference, with its sign).
+
+    >>> fmt_metric("length gain", 0.5), fmt_metric("length end", 3.25, sign=True), fmt_metric("acc end", 0.5)
+    ('+50.0%', '+3.2', '0.500')
+    """
     if v is None:
         return "-"
     if m == "length gain":
         return f"{v:+.1%}"
-    return (
-        f"{v:+.1f}"
-        if m.startswith("length") and sign
-        else (f"{v:.1f}" if m.startswith("length") else (f"{v:+.3f}" if sign else f"{v:.3f}"))
-    )
+    spec = ".1f" if m.startswith("length") else ".3f"
+    return format(v, ("+" if sign else "") + spec)
 
 
 def comparison_table(rows: list[dict]) -> Table:
