@@ -29,6 +29,8 @@ arithmetic, visible as ``aten_cpu_capability`` in the key), non-x86 machines, GP
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from typing import Any
 
 #: the pins and their values (a value the user set wins, and is recorded as set)
 PINS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE"}
@@ -53,3 +55,17 @@ def numerics() -> dict[str, str]:
         "mkl_cbwr": os.environ.get("MKL_CBWR", ""),
         "torch": torch.__version__,
     }
+
+
+def adamw(params: Iterable[Any], lr: float, betas: tuple[float, float], weight_decay: float = 0.0) -> Any:
+    """torch's AdamW on its fused CPU kernel: the optimizer every model this project builds uses.
+
+    torch's unfused Adam(W) (``foreach`` or the per-parameter loop) takes the square root of its
+    second moment with ``torch.sqrt``, which on a float32 CPU tensor goes to oneMKL's vector math
+    (VML): not correctly rounded, and rounded differently by each processor whatever ``MKL_CBWR``
+    says (``results/numerics_trace``). The fused kernel takes the processor's IEEE square root, which
+    every x86-64 CPU rounds alike. Same algorithm, same hyperparameters.
+    """
+    import torch  # here, not at the top: pin() must run before torch is loaded
+
+    return torch.optim.AdamW(params, lr=lr, betas=tuple(betas), weight_decay=weight_decay, fused=True)

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from core import numerics
 from core.data import chat_ids, read_rows
 from core.sampler import left_pad, response_logprobs
 
@@ -84,7 +85,7 @@ def sft_loop(
     tag: str,
 ) -> SftResult:
     """Train ``model`` on ``data`` in place; ``evaluate(step)`` is the sampled pass rate (see module)."""
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=tuple(betas), weight_decay=0.0)
+    opt = numerics.adamw(model.parameters(), lr=lr, betas=tuple(betas))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / max(1, warmup_steps)))
     rng = random.Random(seed)
     res, t0 = SftResult(), time.time()

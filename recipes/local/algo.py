@@ -16,7 +16,7 @@
 - :func:`rollout_vs_train`: veRL's rollout-vs-training log-prob metrics; :func:`optimizer`: veRL's
   own ``build_optimizer`` (torch AdamW from lr, weight_decay, betas, then
   ``optim.override_optimizer_config``, e.g. CISPO's ``{eps: 1e-15}``) with veRL's lr schedules,
-  for the actor and the critic (the actor's AdamW fused under ``local.fast``).
+  for the actor and the critic (both AdamW fused under ``local.fast``).
 With ``reward.reward_model.enable`` a learned reward model's score replaces the verifier's
 (:mod:`recipes.local.rm_reward`; the verifier's ``acc`` stays the gold metric).
 Not covered: the critic's value loss (``critic.py``).
@@ -54,7 +54,9 @@ def optimizer(
     (``FSDPOptimizerConfig``), so ``override_optimizer_config`` reaches torch exactly as on GPUs.
     ``fused`` (the engine's ``local.fast``, not a recipe value) asks torch's Adam/AdamW for its
     fused CPU kernel -- the same update up to float rounding in one call instead of a loop over
-    parameters -- unless the recipe's overrides already choose an implementation.
+    parameters, and the same floats on every x86-64 processor (the unfused one's square root is
+    oneMKL's, rounded per processor: :func:`core.numerics.adamw`) -- unless the recipe's overrides
+    already choose an implementation.
     """
     if fused and str(o.optimizer_impl) == "torch.optim" and str(o.optimizer) in ("Adam", "AdamW"):
         over = dict(o.get("override_optimizer_config") or {})

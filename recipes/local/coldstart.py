@@ -39,6 +39,7 @@ BUILDER = "recipes.local.sft"
 # The sources a cold start depends on: model builder, sampler, SFT loop, this module, tasks, verifier.
 CODE = (
     "core/model.py",
+    "core/numerics.py",
     "core/sampler.py",
     "core/sampling.py",
     "recipes/sft.py",

@@ -30,7 +30,7 @@ from recipes.local.algo import optimizer
 class Critic:
     """Value model, optimizer and schedule read from the ``critic`` config section."""
 
-    def __init__(self, cfg: DictConfig, total_steps: int) -> None:
+    def __init__(self, cfg: DictConfig, total_steps: int, fused: bool = False) -> None:
         c = cfg.critic
         self.cfg = c
         hf = AutoConfig.from_pretrained(str(c.model.path))
@@ -39,7 +39,7 @@ class Critic:
             str(c.model.path), config=hf, torch_dtype=torch.float32
         )
         self.model.train()
-        self.opt, self.sched = optimizer(self.model.parameters(), c.optim, total_steps)
+        self.opt, self.sched = optimizer(self.model.parameters(), c.optim, total_steps, fused)
 
     def values(
         self, prompts: torch.Tensor, pmask: torch.Tensor, resp: torch.Tensor, rmask: torch.Tensor

@@ -31,6 +31,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from core import model as models
+from core import numerics
 from core.fingerprint import source_hash
 from data_pipelines.corpus import Doc, build_corpus, describe
 from recipes.local.probe import probe, probe_prompts
@@ -40,6 +41,7 @@ BUILDER = "recipes.local.pretrain"
 #: sources that decide the base model's weights (their hash is part of the cache key)
 CODE = (
     "core/model.py",
+    "core/numerics.py",
     "core/sampler.py",
     "data_pipelines/corpus",
     "data_pipelines/tasks/_common.py",
@@ -137,7 +139,7 @@ def pretrain(cfg: DictConfig, reward_fn: Any, out: Path, log: Callable[[str], No
         )
     torch.manual_seed(seed)
     model = models.build_model(local.model, tok, seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=float(p.lr), betas=tuple(p.betas), weight_decay=0.0)
+    opt = numerics.adamw(model.parameters(), lr=float(p.lr), betas=tuple(p.betas))
     warm = max(1, int(p.warmup_steps))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / warm))
     rng = random.Random(f"pretrain/{seed}")

@@ -72,7 +72,9 @@ class Engine:
         self.fast = bool(cfg.local.fast)  # core.fastpath: the same numbers, less work
         self.logprobs = bucketed_logprobs if self.fast else response_logprobs
         self.opt, self.sched = algo.optimizer(model.parameters(), a.optim, self.total_steps(), self.fast)
-        self.critic = Critic(cfg, self.total_steps()) if str(cfg.algorithm.adv_estimator) == "gae" else None
+        self.critic = (
+            Critic(cfg, self.total_steps(), self.fast) if str(cfg.algorithm.adv_estimator) == "gae" else None
+        )
         self.kl_ctrl = get_kl_controller(cfg.algorithm.kl_ctrl) if cfg.algorithm.use_kl_in_reward else None
         self.distill = Distiller.maybe(cfg, tok)  # on-policy distillation: a fixed teacher (distill.py)
         self.gen = torch.Generator().manual_seed(self.seed)
