@@ -44,6 +44,11 @@ else
 	$(PIP) install "verl[verl-core]==0.9.1"
 endif
 	$(PIP) install -e ".[dev]"
+	@# QEMU's user-mode emulator: tests and `make results NAME=numerics_trace` run code as another x86-64 processor
+	@if [ "$$(uname -sm)" = "Linux x86_64" ] && ! command -v qemu-x86_64 >/dev/null && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing qemu-user (Debian/Ubuntu)"; \
+	  apt-get install -y -q qemu-user >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q qemu-user >/dev/null; }; \
+	fi
 	@rm -f $(VENV)/.setup-gpu*
 	@touch $@
 	@echo "setup done (GPU=$(GPU))"

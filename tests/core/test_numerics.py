@@ -4,15 +4,23 @@ Each case trains a small two-layer network (GEMMs, softmax, tanh: a transformer'
 when torch first computes, so only a new process can change them) and compares a hash of the
 weights. Another processor is emulated by the variables that steer kernel choice: ATen's scalar
 kernels (``ATEN_CPU_CAPABILITY=default``) and oneMKL limited to SSE4.2 (``MKL_ENABLE_INSTRUCTIONS``).
+A second processor is emulated for real too: QEMU's user-mode emulator (``qemu-x86_64 -cpu``,
+installed by ``make setup``) runs the same script as an Intel Haswell. QEMU rounds every IEEE
+operation as hardware does and differs only where the instruction set leaves results to the
+processor (the ``rsqrtps``/``rcpps`` approximations), which is where a processor's own floats come from.
 Not covered: a real second CPU model (``make reproduce`` on another machine is that check).
 """
 
 from __future__ import annotations
 
 import os
+import platform
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,3 +78,57 @@ def test_without_pins_the_kernels_change_the_weights() -> None:
     native = weights(False)
     assert weights(False, MKL_CBWR="COMPATIBLE")[0] != native[0]
     assert weights(False, ATEN_CPU_CAPABILITY="default")[0] != native[0]
+
+
+OPTIMIZERS = """
+import hashlib, sys
+import core
+import torch
+from core import numerics
+out = []
+for make in (lambda ps: numerics.adamw(ps, lr=1e-3, betas=(0.9, 0.98)),
+             lambda ps: torch.optim.AdamW(ps, lr=1e-3, betas=(0.9, 0.98), weight_decay=0.0)):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(96, 256), torch.nn.Tanh(), torch.nn.Linear(256, 96))
+    opt = make(model.parameters())
+    g = torch.Generator().manual_seed(1)
+    for _ in range(5):
+        x = torch.randn(64, 96, generator=g)
+        loss = -(torch.log_softmax(model(x), -1) * torch.softmax(x, -1)).sum(-1).mean()
+        loss.backward(); opt.step(); opt.zero_grad()
+    out.append(hashlib.sha256(b"".join(t.detach().numpy().tobytes() for t in model.state_dict().values())).hexdigest())
+print(*out)
+"""
+
+#: the emulated processor: an Intel without AVX-512 (QEMU emulates up to AVX2)
+EMULATED = "Haswell-v4"
+
+
+def optimizer_weights(emulate: str | None) -> list[str]:
+    """[project optimizer's weights hash, torch default AdamW's] after 5 steps, natively or emulated."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ATEN_CPU", "MKL_"))}
+    prefix = [] if emulate is None else ["qemu-x86_64", "-cpu", emulate]
+    out = subprocess.run(
+        [*prefix, sys.executable, "-c", OPTIMIZERS],
+        cwd=ROOT,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.split()[-2:]
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="emulates x86-64 processors")
+def test_the_projects_optimizer_gives_the_same_weights_on_an_emulated_processor() -> None:
+    """The project's AdamW (fused) computes the same floats on an emulated Intel Haswell as here;
+    torch's default AdamW does not (its square root is oneMKL's, rounded per processor), so the
+    test fails if the project's optimizer goes back to it."""
+    assert shutil.which("qemu-x86_64"), (
+        "qemu-x86_64 not found (fix: `apt-get install qemu-user`, or `make setup` as root)"
+    )
+    project, default = optimizer_weights(None)
+    emulated_project, emulated_default = optimizer_weights(EMULATED)
+    assert emulated_project == project
+    assert emulated_default != default
