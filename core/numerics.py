@@ -18,12 +18,23 @@ are read when torch first computes, so ``core`` pins them before anything import
 (:func:`core.model.cached_build`) and the versions every results file records.
 
 Cost: the SSE2 GEMM branch is expected to be slower than the processor's own; no benchmark
-measures that cost yet. Measured across two machines (``make results NAME=reproduce``, rendered in
-``docs/provenance.md``): the same code, package versions and pins pretrained a different base model
-on an AMD EPYC with AVX-512 than on the machine the committed records came from, so the pins do not
-make a build identical across processors; every results file names its processor
-(``core.results.cpu``). Not covered: processors without AVX2 (ATen falls back to its scalar kernels: a different
-arithmetic, visible as ``aten_cpu_capability`` in the key), non-x86 machines, GPU kernels.
+measures that cost yet.
+
+The pins alone did not make a build identical across processors: on an AMD EPYC with AVX-512 the
+same code, package versions and pins pretrained another base model than on the machine of the
+earlier records (``make results NAME=reproduce``, rendered in ``docs/provenance.md``). The cause,
+found by running the pretraining's first steps under QEMU as other processors
+(``make results NAME=numerics_trace``): the corpus, initial weights, forward pass, gradients and
+gradient clipping were identical, and the first optimizer step was not -- torch's unfused AdamW
+takes ``torch.sqrt`` of its second moment, which on a float32 CPU tensor is oneMKL's vector math
+(VML): not correctly rounded, rounded differently by each processor, and not governed by
+``MKL_CBWR``. :func:`adamw` (torch's fused CPU AdamW, which takes the IEEE square root) is what
+the project's pretraining, SFT and local RL engine use; with it the traced steps are the same on
+every processor tried. Every results file names its processor (``core.results.cpu``). Not
+covered: processors without AVX2 (ATen falls back to its scalar kernels: a different arithmetic,
+visible as ``aten_cpu_capability`` in the key), non-x86 machines, GPU kernels, and any
+``torch.sqrt``/VML call outside the optimizers (none found on the traced path; emulation of the
+whole RL run was not done).
 """
 
 from __future__ import annotations

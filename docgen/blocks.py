@@ -42,6 +42,8 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "results-inputs": status.results_inputs,
         "results-agreement": status.results_agreement,
         "results-reproduce": status.results_reproduce,
+        "results-reproduce-unfused": status.results_reproduce_unfused,
+        "numerics-trace": status.numerics_trace,
         # the seed table (README.md)
         "seed-table": seed_table.seed_table,
         # R1-Zero in miniature (docs/r1_zero.md; first-run: docs/first_run.md)

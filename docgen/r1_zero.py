@@ -369,9 +369,10 @@ def r1_zero_arms() -> Rendered:
     return Rendered(text, figures=[arms["figure"]], sources=arms["sources"])
 
 
-def _two_machines(rec: dict[str, Any]) -> Table:
-    """Per arm and machine (the committed records', the reproduce record's): accuracy and length
-    gains over the re-run seeds, mean [min, max], and how many seeds meet each target."""
+def _two_machines(rec: dict[str, Any], committed_machine: str) -> Table:
+    """Per arm and machine (the records the reproduce record compared with, on ``committed_machine``,
+    and its fresh runs): accuracy and length gains over the re-run seeds, mean [min, max], and how
+    many seeds meet each target."""
     from experiments.registry import short_machine  # the status table's wording of a machine
 
     labels = dict(ARMS)
@@ -383,7 +384,6 @@ def _two_machines(rec: dict[str, Any]) -> Table:
         if not mine or name not in targets:
             continue
         t = targets[name]
-        committed_machine = short_machine((read(name) or {}).get("provenance") or {})
         for which, machine in (("committed", committed_machine), ("fresh", fresh_machine)):
             acc = [r[which] for r in mine if r["metric"] == "acc gain" and r[which] is not None]
             length = [r[which] for r in mine if r["metric"] == "length gain" and r[which] is not None]
@@ -414,30 +414,41 @@ def _two_machines(rec: dict[str, Any]) -> Table:
 
 
 def r1_zero_headline() -> Rendered:
-    """README's headline: the arms' figure and, once ``make results NAME=reproduce`` has run on
-    another machine, the arms' gains on both machines side by side (else the arms' summary); the
-    length-share sentence of the committed records (the per-seed rows are on docs/r1_zero.md)."""
+    """README's headline: the arms' figure and summary; the last ``make results NAME=reproduce``
+    (a fresh clone from an empty cache) in one sentence; the two machines of the record made
+    before the optimizer fix side by side; the length-share sentence of the committed records."""
+    from experiments.registry import short_machine  # the status table's wording of a machine
+
     arms = _arms()
     if arms is None:
         return _not_run()
-    rec = status.reproduce_record()
     sources = list(arms["sources"])
-    if rec is None:
-        table = arms["summary"].markdown()
-    else:
+    parts = ["{fig:r1_zero_arms}", arms["summary"].markdown()]
+    rec = status.reproduce_record()
+    if rec is not None:
+        rows = rec["rows"]
         models = [v for k, v in rec.get("inputs", {}).items() if k.startswith("base model")]
-        other = any(not set(v["fresh"]) <= set(v["committed"]) for v in models)
-        table = (
-            _two_machines(rec).markdown()
-            + "\n\nEach arm's seeds ran from an empty cache on each machine; on the second the same code, "
-            + "package versions and pinned arithmetic "
-            + ("pretrained another base model" if other else "pretrained the same base model")
-            + " ([both, seed by seed](docs/provenance.md#which-results-reproduce))."
+        same = all(set(v["fresh"]) <= set(v["committed"]) for v in models)
+        parts.append(
+            f"Every seed re-run in a fresh clone from an empty cache (`make results NAME=reproduce`, "
+            f"{short_machine(rec['provenance'])}): {sum(r['inside'] for r in rows)} of {len(rows)} values "
+            f"inside the committed seeds' range, from {'the same' if same else '**another**'} base model "
+            "([seed by seed](docs/provenance.md#which-results-reproduce))."
         )
         sources.append(source_line("results/reproduce/latest.json", rec["provenance"]))
+    old = status.reproduce_record(status.UNFUSED)
+    if old is not None:
+        parts.append(
+            "Before the optimizer fix (`core.numerics.adamw`), the same code, package versions and pinned "
+            "arithmetic pretrained another base model on a second machine, and the gains moved with it "
+            "(each arm's seeds from an empty cache on each machine; "
+            "[why](docs/first_run.md#the-cpu-arithmetic-pinned--and-what-that-does-not-cover)):\n\n"
+            + _two_machines(old, "first (records of the time)").markdown()
+        )
+        sources.append(source_line(f"results/reproduce/{status.UNFUSED}.json", old["provenance"]))
     share = arms["share"][0].lower() + arms["share"][1:]
-    text = "{fig:r1_zero_arms}\n\n" + table + f"\n\nOn the machine of the committed records, {share}"
-    return Rendered(text, figures=[arms["figure"]], sources=sources)
+    parts.append(f"On the machine of the committed records, {share}")
+    return Rendered("\n\n".join(parts), figures=[arms["figure"]], sources=sources)
 
 
 def first_run() -> Rendered:

@@ -2,7 +2,8 @@
 CPU arithmetic it ran under (pinned by ``core.numerics``, or recorded before); and the
 ``results-inputs`` block: the base models and test splits the runs name, by hash; and the
 ``results-agreement`` block: the same run recorded by several experiments, compared; and the
-``results-reproduce`` block: ``make results NAME=reproduce``'s fresh seeds beside the committed ones.
+``results-reproduce`` block: ``make results NAME=reproduce``'s fresh seeds beside the committed ones;
+and the ``numerics-trace`` block: the base model's first pretraining steps on emulated processors.
 
 The registry is ``make results``'s (``experiments.registry``); this module only renders its table.
 """
@@ -74,18 +75,33 @@ def fresh_targets(rows: list[dict]) -> list[Targets]:
     return out
 
 
-def reproduce_record() -> dict | None:
-    """``results/reproduce/latest.json``, or None before ``make results NAME=reproduce`` ran."""
-    path = results.results_dir() / "reproduce" / "latest.json"
+#: the record of ``make results NAME=reproduce`` made before the optimizer fix (``core.numerics.adamw``):
+#: its committed column is the records of that time, its fresh one another machine's
+UNFUSED = "unfused_adamw"
+
+
+def reproduce_record(name: str = "latest") -> dict | None:
+    """``results/reproduce/<name>.json`` (``latest``: the last ``make results NAME=reproduce``), or None."""
+    path = results.results_dir() / "reproduce" / f"{name}.json"
     return results.read_json(path) if path.is_file() else None
 
 
 def results_reproduce() -> Rendered:
-    """The last ``make results NAME=reproduce``: per headline arm and metric, the committed seeds'
-    values beside the fresh ones from an empty cache (mean [min, max], paired difference, how many
-    fresh values lie in the committed range), how many fresh seeds meet the experiment's targets,
-    and whether the fresh base model and test split are the ones the committed records name."""
-    data = reproduce_record()
+    """The last ``make results NAME=reproduce`` (:func:`reproduce_block`)."""
+    return reproduce_block("latest")
+
+
+def results_reproduce_unfused() -> Rendered:
+    """The ``make results NAME=reproduce`` record made before the optimizer fix (:data:`UNFUSED`)."""
+    return reproduce_block(UNFUSED)
+
+
+def reproduce_block(name: str) -> Rendered:
+    """A reproduce record: per headline arm and metric, the committed seeds' values beside the
+    fresh ones from an empty cache (mean [min, max], paired difference, how many fresh values lie
+    in the committed range), how many fresh seeds meet the experiment's targets, and whether the
+    fresh base model and test split are the ones the committed records name."""
+    data = reproduce_record(name)
     if data is None:
         return Rendered("*Not run yet: `make results NAME=reproduce`.*")
     rows = data["rows"]
@@ -134,4 +150,34 @@ def results_reproduce() -> Rendered:
         + comparison_table(rows).markdown()
         + "\n\n</details>"
     )
-    return Rendered(text, sources=[source_line("results/reproduce/latest.json", data["provenance"])])
+    return Rendered(text, sources=[source_line(f"results/reproduce/{name}.json", data["provenance"])])
+
+
+def numerics_trace() -> Rendered:
+    """``make results NAME=numerics_trace``: the base model's first pretraining steps on this machine
+    and on emulated processors, per optimizer: the step at which the weights part, and how often each
+    processor's ``torch.sqrt`` misrounds."""
+    path = results.results_dir() / "numerics_trace" / "latest.json"
+    if not path.is_file():
+        return Rendered("*Not run yet: `make results NAME=numerics_trace`.*")
+    d = results.read_json(path)
+    native = cpu_label(d.get("native") or {})
+    rows = [
+        [
+            f"this machine ({native})" if r["processor"] == "native" else f"{r['processor']} (emulated)",
+            f"`{r['optimizer']}`",
+            "yes" if r["corpus_same"] and r["init_same"] else "**no**",
+            "never" if r["first_step_differing"] is None else f"**{r['first_step_differing']}**",
+            f"{100 * r['sqrt_misrounded']:.1f}%",
+        ]
+        for r in d["rows"]
+    ]
+    head = [
+        "processor",
+        "optimizer",
+        "same corpus and initial weights",
+        f"weights differ from this machine's from step (of {d['steps']})",
+        "float32 `torch.sqrt` not correctly rounded",
+    ]
+    text = Table(head, rows).markdown() + f"\n\nEmulator: {d['emulator']}."
+    return Rendered(text, sources=[source_line("results/numerics_trace/latest.json", d["provenance"])])

@@ -109,12 +109,24 @@ for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/r
     EXPERIMENTS.add(_name, [*PY, "experiments.rm_study", f"experiment={_name}"])
 
 
+#: when the commit that made pretraining, SFT and the RL engine take the IEEE square root
+#: (``core.numerics.adamw``, 103e36c) landed; records written before it built models whose weights
+#: depend on the processor (records are written at the head of main, so the time tells)
+ADAMW_FIX = "2026-12-04T14:07:38+0000"
+
+
 def arithmetic(prov: dict) -> str:
-    """The CPU arithmetic a results file was recorded under (``core.numerics``), from its versions."""
+    """The CPU arithmetic a results file was recorded under (``core.numerics``), from its versions,
+    and whether its optimizer was the per-processor one (written before :data:`ADAMW_FIX`)."""
     v = prov.get("versions") or {}
     if "mkl_cbwr" not in v:
         return "unpinned (recorded before `core/numerics.py`: not reproducible on another CPU)"
-    return f"pinned ({v.get('aten_cpu_capability')}, MKL_CBWR={v.get('mkl_cbwr')})"
+    adamw = (
+        "fused AdamW"
+        if str(prov.get("written", "")) >= ADAMW_FIX
+        else "unfused AdamW (before `core.numerics.adamw`: weights depend on the processor)"
+    )
+    return f"pinned ({v.get('aten_cpu_capability')}, MKL_CBWR={v.get('mkl_cbwr')}); {adamw}"
 
 
 def status() -> Table:

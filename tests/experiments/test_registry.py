@@ -84,3 +84,16 @@ def test_agreement_and_inputs_compare_what_the_runs_recorded(tmp_path, monkeypat
     assert got["seed_table"][2] == "seed 0: `abababababab`"
     assert got["seed_table"][3] == "chain_sum/test.parquet: `cdcdcdcdcdcd`"
     assert got["overtime_pay"][2] == "not recorded (1 runs)"
+
+
+def test_arithmetic_names_the_pins_and_whether_the_optimizer_was_the_per_processor_one() -> None:
+    from experiments.registry import ADAMW_FIX, arithmetic
+
+    pins = {"aten_cpu_capability": "AVX2", "mkl_cbwr": "COMPATIBLE"}
+    assert arithmetic({"versions": {}}).startswith("unpinned")
+    before = arithmetic({"versions": pins, "written": "2026-12-04T07:16:51+0000"})
+    assert (
+        before
+        == "pinned (AVX2, MKL_CBWR=COMPATIBLE); unfused AdamW (before `core.numerics.adamw`: weights depend on the processor)"
+    )
+    assert arithmetic({"versions": pins, "written": ADAMW_FIX}).endswith("; fused AdamW")

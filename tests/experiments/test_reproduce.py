@@ -76,14 +76,22 @@ def test_the_recorded_comparison_renders_with_its_misses(tmp_path: Path, monkeyp
     assert "| acc gain | " in text and "| 1/2 |" in text
     from docgen.r1_zero import r1_zero_headline
 
-    monkeypatch.setenv("RLVR_RESULTS", str(ROOT / "results"))  # the arms as committed, this record's rows
-    monkeypatch.setattr(
-        "docgen.status.reproduce_record", lambda: results.read_json(tmp_path / "reproduce" / "latest.json")
-    )
+    results.write_table("reproduce", "unfused_adamw", {"seeds": [0, 1], "rows": rows, "inputs": inputs})
+    records = {
+        n: results.read_json(tmp_path / "reproduce" / f"{n}.json") for n in ("latest", "unfused_adamw")
+    }
+    monkeypatch.setenv("RLVR_RESULTS", str(ROOT / "results"))  # the arms as committed, these records' rows
+    monkeypatch.setattr("docgen.status.reproduce_record", lambda name="latest": records[name])
     head = r1_zero_headline().markdown
+    # the last record in one sentence: its misses counted, its other base model named
+    assert (
+        f"{len(rows) - 1} of {len(rows)} values inside the committed seeds' range, from **another** base model"
+        in head
+    )
+    # the record made before the fix: the records of the time beside its fresh seeds
     rows_of = [x for x in head.splitlines() if x.startswith("| outcome + format 0.1 (the recipe) | ")]
-    assert len(rows_of) == 2  # the committed records' machine, then this record's
-    committed_row, fresh_row = rows_of
+    assert len(rows_of) == 3  # the arms' summary, then the two machines
+    committed_row, fresh_row = rows_of[1:]
+    assert "| first (records of the time) |" in committed_row
     assert committed_row.endswith("| 2/2 | 2/2 |")  # committed seeds 0 and 1 meet both targets
     assert fresh_row.endswith("| 1/2 | 2/2 |")  # seed 1's accuracy gain misses the +15-point target
-    assert "pretrained another base model" in head
