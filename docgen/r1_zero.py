@@ -430,9 +430,11 @@ def r1_zero_headline() -> Rendered:
         models = [v for k, v in rec.get("inputs", {}).items() if k.startswith("base model")]
         same = all(set(v["fresh"]) <= set(v["committed"]) for v in models)
         parts.append(
-            f"Every seed re-run in a fresh clone from an empty cache (`make results NAME=reproduce`, "
-            f"{short_machine(rec['provenance'])}): {sum(r['inside'] for r in rows)} of {len(rows)} values "
-            f"inside the committed seeds' range, from {'the same' if same else '**another**'} base model "
+            f"Seed{'s' if len(rec['seeds']) > 1 else ''} {', '.join(str(x) for x in rec['seeds'])} of each arm "
+            f"re-run from an empty cache (`make results NAME=reproduce`, {short_machine(rec['provenance'])}): "
+            f"{sum(r['fresh'] == r['committed'] for r in rows)} of {len(rows)} values identical to the committed "
+            f"run's and {sum(r['inside'] for r in rows)} inside the committed seeds' range, from "
+            f"{'the same' if same else '**another**'} base model "
             "([seed by seed](docs/provenance.md#which-results-reproduce))."
         )
         sources.append(source_line("results/reproduce/latest.json", rec["provenance"]))

@@ -161,7 +161,7 @@ def numerics_trace() -> Rendered:
     if not path.is_file():
         return Rendered("*Not run yet: `make results NAME=numerics_trace`.*")
     d = results.read_json(path)
-    native = cpu_label(d.get("native") or {})
+    native = cpu_label(d.get("native") or {}, flags=True)
     rows = [
         [
             f"this machine ({native})" if r["processor"] == "native" else f"{r['processor']} (emulated)",

@@ -84,10 +84,9 @@ def test_the_recorded_comparison_renders_with_its_misses(tmp_path: Path, monkeyp
     monkeypatch.setattr("docgen.status.reproduce_record", lambda name="latest": records[name])
     head = r1_zero_headline().markdown
     # the last record in one sentence: its misses counted, its other base model named
-    assert (
-        f"{len(rows) - 1} of {len(rows)} values inside the committed seeds' range, from **another** base model"
-        in head
-    )
+    n = len(rows)  # the fresh values are the committed ones but one
+    assert f"{n - 1} of {n} values identical to the committed run's and {n - 1} inside" in head
+    assert "inside the committed seeds' range, from **another** base model" in head
     # the record made before the fix: the records of the time beside its fresh seeds
     rows_of = [x for x in head.splitlines() if x.startswith("| outcome + format 0.1 (the recipe) | ")]
     assert len(rows_of) == 3  # the arms' summary, then the two machines
