@@ -32,9 +32,11 @@ takes ``torch.sqrt`` of its second moment, which on a float32 CPU tensor is oneM
 the project's pretraining, SFT and local RL engine use; with it the traced steps are the same on
 every processor tried. Every results file names its processor (``core.results.cpu``). Not
 covered: processors without AVX2 (ATen falls back to its scalar kernels: a different arithmetic,
-visible as ``aten_cpu_capability`` in the key), non-x86 machines, GPU kernels, and any
-``torch.sqrt``/VML call outside the optimizers (none found on the traced path; emulation of the
-whole RL run was not done).
+visible as ``aten_cpu_capability`` in the key), non-x86 machines, GPU kernels, and
+``torch.sqrt`` outside the optimizers: veRL's rollout-vs-actor Pearson diagnostic
+(``torch.corrcoef``) still rounds per processor -- a logged metric, not an input to training. The RL
+phase is not traced by ``numerics_trace``; a short run checked by hand under emulation gave the
+same rollouts and weights.
 """
 
 from __future__ import annotations
