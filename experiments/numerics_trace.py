@@ -15,9 +15,15 @@ the instruction set leaves the result to the implementation (the ``rsqrtps``/``r
 approximations, which Intel and AMD also implement differently). So code whose floats depend on the
 processor shows up as a difference here; code that uses only IEEE operations cannot.
 
+With ``rl_steps`` > 0 it also runs ``rl_steps`` steps of the ``r1_zero`` recipe (``scale=laptop_base``,
+seed 0) from the base model in ``RLVR_CACHE`` (built natively first), natively and on each of
+``rl_cpus``, and compares the runs' files byte for byte -- the checkpoint (weights and optimizer
+state), the rollouts, the validation samples -- and their logged metrics key by key (timings aside).
+
 Not covered: a real second processor (the emulated ones stand in), the whole 1,400-step build (the
-first steps only: ~25 s a step emulated), the RL phase, GPUs. ``record=true`` writes
-``results/numerics_trace/latest.json``, which ``docs/provenance.md`` renders.
+first steps only: ~25 s a step emulated), RL beyond its first steps, GPUs. ``record=true`` writes
+``results/numerics_trace/latest.json`` (``part=rl``: ``rl.json``), which ``docs/provenance.md``
+renders.
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from hashlib import sha256
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -111,6 +119,82 @@ def trace(optimizer: str, steps: int) -> dict[str, Any]:
     return out
 
 
+#: what an RL run's files are compared by: byte for byte (relative paths under the run dir)
+RL_FILES = ("checkpoints/global_step_{steps}/state.pt", "rollouts/*.jsonl", "validation/*.jsonl")
+#: logged metrics that measure time or memory, not the computation (not compared)
+CLOCKS = ("time", "timing", "sec", "perf/", "throughput", "memory", "_mem")
+
+
+def rl_command(cpu: str | None, run_dir: Path, steps: int) -> list[str]:
+    """A ``steps``-step ``r1_zero`` run at ``laptop_base`` (no checkpoint but the last), natively or emulated."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "recipes.run",
+        "recipe=r1_zero",
+        "engine=local",
+        "scale=laptop_base",
+        f"run_dir={run_dir}",
+        "rlvr.seed=0",
+        "++local.progress=false",
+        "trainer.logger=[file]",
+        f"trainer.total_training_steps={steps}",
+        "trainer.test_freq=-1",
+        "trainer.save_freq=-1",
+    ]
+    return cmd if cpu is None else [EMULATOR, "-cpu", cpu, *cmd]
+
+
+def run_files(run_dir: Path, steps: int) -> dict[str, str]:
+    """sha256 of each file of :data:`RL_FILES` in a run dir."""
+    out = {}
+    for pattern in RL_FILES:
+        for f in sorted(run_dir.glob(pattern.format(steps=steps))):
+            out[str(f.relative_to(run_dir))] = sha256(f.read_bytes()).hexdigest()[:16]
+    return out
+
+
+def run_metrics(run_dir: Path) -> dict[str, float]:
+    """Every logged metric of a run as ``<step>/<key>``, clocks (:data:`CLOCKS`) aside."""
+    out = {}
+    for line in (run_dir / "metrics.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        for k, v in rec["data"].items():
+            if not any(c in k for c in CLOCKS):
+                out[f"{rec['step']}/{k}"] = v
+    return out
+
+
+def rl_trace(cpus: list[str], steps: int, root: Path) -> dict[str, Any]:
+    """RL runs natively (first: it builds the base model if the cache lacks it) and on ``cpus``,
+    compared with the native one: files that differ, metrics that differ."""
+    runs = {}
+    for cpu in [None, *cpus]:
+        name = cpu or "native"
+        print(f"[numerics_trace] RL, {steps} steps, {name}", flush=True)
+        out = subprocess.run(rl_command(cpu, root / name, steps), capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"RL run on {name}: exit {out.returncode}\n{out.stderr[-2000:]}")
+        runs[name] = {"files": run_files(root / name, steps), "metrics": run_metrics(root / name)}
+    ref = runs["native"]
+    rows = []
+    for name, r in runs.items():
+        rows.append(
+            {
+                "processor": name,
+                "files": len(r["files"]),
+                "files_differing": sorted(k for k in ref["files"] if r["files"].get(k) != ref["files"][k]),
+                "metrics": len(r["metrics"]),
+                "metrics_differing": {
+                    k: [ref["metrics"][k], r["metrics"].get(k)]
+                    for k in ref["metrics"]
+                    if r["metrics"].get(k) != ref["metrics"][k]
+                },
+            }
+        )
+    return {"steps": steps, "rows": rows, "runs": runs}
+
+
 def worker_command(cpu: str | None, optimizer: str, steps: int) -> list[str]:
     """The command that prints one :func:`trace` as JSON, natively (``cpu=None``) or emulated."""
     cmd = [sys.executable, "-m", "experiments.numerics_trace", "--worker", optimizer, str(steps)]
@@ -153,6 +237,40 @@ def check_emulator() -> None:
 
 def command(cfg: DictConfig) -> int:
     check_emulator()
+    part = str(cfg.part)
+    if part not in ("all", "pretrain", "rl"):
+        raise UsageError(f"[part] {part!r}: one of all, pretrain, rl")
+    if part in ("all", "pretrain"):
+        pretrain_part(cfg)
+    if part in ("all", "rl"):
+        rl_part(cfg)
+    return 0
+
+
+def rl_part(cfg: DictConfig) -> None:
+    """The RL runs natively and on ``rl_cpus``, compared; recorded as ``rl.json``."""
+    steps, cpus = int(cfg.rl_steps), [str(c) for c in cfg.rl_cpus]
+    if steps < 1 or not cpus:
+        raise UsageError("[rl_steps] at least 1 and [rl_cpus] at least one QEMU model")
+    with tempfile.TemporaryDirectory(prefix="rlvr-numerics-rl-") as tmp:
+        rl = rl_trace(cpus, steps, Path(tmp))
+    rows = [
+        [
+            r["processor"],
+            f"{r['files'] - len(r['files_differing'])} of {r['files']}",
+            f"{r['metrics'] - len(r['metrics_differing'])} of {r['metrics']}",
+            ", ".join(f"`{k}`" for k in r["metrics_differing"]) or "none",
+        ]
+        for r in rl["rows"]
+    ]
+    print(Table(["processor", "files identical", "metrics identical", "metrics differing"], rows).markdown())
+    if cfg.record:
+        summary = {**rl, "native": results.cpu(), "emulator": emulator_version(), "cpus": cpus}
+        print(f"written {results.write_table('numerics_trace', 'rl', summary)}")
+
+
+def pretrain_part(cfg: DictConfig) -> None:
+    """The pretraining traces natively and on ``cpus``, per optimizer; recorded as ``latest.json``."""
     steps, cpus = int(cfg.steps), [str(c) for c in cfg.cpus]
     if steps < 1 or not cpus:
         raise UsageError("[steps] at least 1 and [cpus] at least one QEMU model (qemu-x86_64 -cpu help)")
@@ -206,7 +324,6 @@ def command(cfg: DictConfig) -> int:
     }
     if cfg.record:
         print(f"written {results.write_table('numerics_trace', 'latest', summary)}")
-    return 0
 
 
 main = hydra_main("command", "numerics_trace", command)
