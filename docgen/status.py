@@ -180,4 +180,28 @@ def numerics_trace() -> Rendered:
         "float32 `torch.sqrt` not correctly rounded",
     ]
     text = Table(head, rows).markdown() + f"\n\nEmulator: {d['emulator']}."
-    return Rendered(text, sources=[source_line("results/numerics_trace/latest.json", d["provenance"])])
+    sources = [source_line("results/numerics_trace/latest.json", d["provenance"])]
+    rl_path = path.with_name("rl.json")
+    if rl_path.is_file():
+        rl = results.read_json(rl_path)
+        rl_rows = [
+            [
+                f"this machine ({native})" if r["processor"] == "native" else f"{r['processor']} (emulated)",
+                f"{r['files'] - len(r['files_differing'])} of {r['files']}",
+                f"{r['metrics'] - len(r['metrics_differing'])} of {r['metrics']}",
+                "; ".join(f"`{k}`: {a!r} vs {b!r}" for k, (a, b) in r["metrics_differing"].items()) or "none",
+            ]
+            for r in rl["rows"]
+        ]
+        rl_head = [
+            "processor",
+            "files identical to this machine's (checkpoint, rollouts, validation)",
+            "logged values identical (step/metric, clocks aside)",
+            "values that differ: this machine's vs the processor's",
+        ]
+        text += (
+            f"\n\nThen {rl['steps']} RL steps of `r1_zero` (seed 0) from the same base model, here and emulated:"
+            f"\n\n{Table(rl_head, rl_rows).markdown()}"
+        )
+        sources.append(source_line("results/numerics_trace/rl.json", rl["provenance"]))
+    return Rendered(text, sources=sources)
