@@ -34,9 +34,8 @@ every processor tried. Every results file names its processor (``core.results.cp
 covered: processors without AVX2 (ATen falls back to its scalar kernels: a different arithmetic,
 visible as ``aten_cpu_capability`` in the key), non-x86 machines, GPU kernels, and
 ``torch.sqrt`` outside the optimizers: veRL's rollout-vs-actor Pearson diagnostic
-(``torch.corrcoef``) still rounds per processor -- a logged metric, not an input to training. The RL
-phase is not traced by ``numerics_trace``; a short run checked by hand under emulation gave the
-same rollouts and weights.
+(``torch.corrcoef``) still rounds per processor -- a logged metric, not an input to training. ``numerics_trace part=rl``
+compares the first RL steps here and emulated, file by file.
 """
 
 from __future__ import annotations

@@ -189,7 +189,7 @@ def numerics_trace() -> Rendered:
                 f"this machine ({native})" if r["processor"] == "native" else f"{r['processor']} (emulated)",
                 f"{r['files'] - len(r['files_differing'])} of {r['files']}",
                 f"{r['metrics'] - len(r['metrics_differing'])} of {r['metrics']}",
-                "; ".join(f"`{k}`: {a!r} vs {b!r}" for k, (a, b) in r["metrics_differing"].items()) or "none",
+                ", ".join(f"`{k}`" for k in r["metrics_differing"]) or "none",
             ]
             for r in rl["rows"]
         ]
@@ -197,7 +197,7 @@ def numerics_trace() -> Rendered:
             "processor",
             "files identical to this machine's (checkpoint, rollouts, validation)",
             "logged values identical (step/metric, clocks aside)",
-            "values that differ: this machine's vs the processor's",
+            "logged values that differ (step/metric; the record holds both, rounded)",
         ]
         text += (
             f"\n\nThen {rl['steps']} RL steps of `r1_zero` (seed 0) from the same base model, here and emulated:"
