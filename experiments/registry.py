@@ -278,9 +278,44 @@ def _run_key(rec: dict) -> tuple | None:
     return (rec.get("recipe"), rec.get("scale"), rec.get("seed"), rest, tuple(curve["step"]))
 
 
+def _curves(rec: dict) -> tuple:
+    return tuple(tuple((rec.get("curves") or {}).get(k, {}).get("value") or ()) for k in AGREE_ON)
+
+
+def _versions(recs: list[tuple[str, str, dict]]) -> str:
+    """``identical``, or each version of the curves with the records that hold it and the base model
+    they started from (``{a @ c, b @ c} base `ab12…` · {d @ c} base `cd34…`; max |Δ| x``).
+
+    >>> r = lambda acc, sha: {"curves": {"rlvr/val_acc": {"value": acc}}, "run": {"model": {"weights_sha256": sha}}}
+    >>> _versions([("a", "c1", r([0.1, 0.5], "ab" * 8)), ("b", "c2", r([0.1, 0.5], "ab" * 8))])
+    'identical'
+    >>> _versions([("a", "c1", r([0.1, 0.5], "ab" * 8)), ("b", "c2", r([0.1, 0.5], "ab" * 8)), ("t", "c0", r([0.1, 0.6], "cd" * 8))])
+    'differ: {a @ c1, b @ c2} base `abababababab` · {t @ c0} base `cdcdcdcdcdcd`; max |Δ| 0.1'
+    """
+    classes: dict[tuple, list[tuple[str, str, dict]]] = {}
+    for r in recs:
+        classes.setdefault(_curves(r[2]), []).append(r)
+    if len(classes) == 1:
+        return "identical"
+    first = next(iter(classes))
+    diff = max(
+        abs(a - b) for c in classes for x, y in zip(first, c, strict=True) for a, b in zip(x, y, strict=True)
+    )
+
+    def base(rs: list[tuple[str, str, dict]]) -> str:
+        shas = sorted(
+            {((r.get("run") or {}).get("model") or {}).get("weights_sha256") or "?" for _, _, r in rs}
+        )
+        return ", ".join(f"`{s[:12]}`" for s in shas)
+
+    parts = [f"{{{', '.join(f'{n} @ {c}' for n, c, _ in rs)}}} base {base(rs)}" for rs in classes.values()]
+    return f"differ: {' · '.join(parts)}; max |Δ| {diff:.3g}"
+
+
 def agreement() -> Table:
     """The same run recorded by more than one experiment (each at its own commit, from its own empty
-    cache): do the recorded curves agree, value for value? One row per run recorded twice or more."""
+    cache): do the recorded curves agree, value for value? One row per run recorded twice or more; where
+    they differ, each version of the curves with the records holding it and the base model it started from."""
     seen: dict[tuple, list[tuple[str, str, dict]]] = {}
     for name in EXPERIMENTS:
         try:
@@ -298,25 +333,24 @@ def agreement() -> Table:
     ):
         if len({n for n, _, _ in recs}) < 2:
             continue
-        first = recs[0][2]["curves"]
-        diff = max(
-            abs(a - b)
-            for _, _, r in recs[1:]
-            for k in AGREE_ON
-            if k in first and k in r["curves"]
-            for a, b in zip(first[k]["value"], r["curves"][k]["value"], strict=True)
-        )
-        acc = first[AGREE_ON[0]]["value"]
+        newest = max(recs, key=lambda r: str((r[2].get("provenance") or {}).get("written") or ""))
+        acc = newest[2]["curves"][AGREE_ON[0]]["value"]  # the most recent record's
         rows.append(
             [
                 f"{recipe}-s{seed}" + (f" ({' '.join(rest)})" if rest else ""),
                 ", ".join(f"{n} @ {c}" for n, c, _ in recs),
                 f"{acc[0]:.3f} → {acc[-1]:.3f} over {steps[-1]} steps",
-                "identical" if diff == 0 else f"differ (max |Δ| {diff:.3g})",
+                _versions(recs),
             ]
         )
     return Table(
-        ["run", "recorded by (experiment @ commit)", "held-out accuracy", "curves (accuracy, length)"], rows
+        [
+            "run",
+            "recorded by (experiment @ commit)",
+            "held-out accuracy (newest record)",
+            "curves (accuracy, length)",
+        ],
+        rows,
     )
 
 

@@ -78,7 +78,9 @@ def test_agreement_and_inputs_compare_what_the_runs_recorded(tmp_path, monkeypat
     rows = {r[0]: r for r in agreement().rows}
     assert set(rows) == {"r1_zero-s0", "r1_zero-s1"}  # the k=2 run and the lone overtime run are no pair
     assert rows["r1_zero-s0"][-1] == "identical"
-    assert rows["r1_zero-s1"][-1].startswith("differ (max |Δ| 0.01")
+    s1 = rows["r1_zero-s1"][-1]  # two versions, each named with its records and base model
+    assert s1.startswith("differ: {seed_table @") and " · {thinking_budget @" in s1, s1
+    assert s1.count("base `abababababab`") == 2 and s1.endswith("max |Δ| 0.01"), s1
     assert "seed_table @" in rows["r1_zero-s0"][1] and "thinking_budget @" in rows["r1_zero-s0"][1]
     got = {r[0]: r for r in inputs().rows}
     assert got["seed_table"][2] == "seed 0: `abababababab`"
