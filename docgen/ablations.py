@@ -32,6 +32,7 @@ from core.compose import CONF_DIR
 from core.sweeps import SweepSpec, load, planned_runs
 from core.sweeps import params as sweep_params_of
 from docgen.engine import DocFigure, Rendered, source_line
+from experiments.registry import ADAMW_FIX
 
 OVERVIEW = ("dynamic_sampling", "kl_coef", "loss_norm", "format_weight")
 
@@ -264,10 +265,28 @@ def pilot_lines(res: SweepResult) -> tuple[list[str], list[str]]:
         lines[-1] += (
             " Its runs started from another base model than the sweep's (weights "
             f"`{', '.join(sorted(x[:12] for x in p.base_models))}` vs "
-            f"`{', '.join(sorted(x[:12] for x in res.base_models))}`: another machine, "
-            "[provenance](provenance.md#which-results-reproduce)), so its spread is the other machine's."
+            f"`{', '.join(sorted(x[:12] for x in res.base_models))}`: {_why_other_base(p, res)}, "
+            "[provenance](provenance.md#which-results-reproduce)), so its spread is the other base model's."
         )
     return lines, [source_line(p.source, p.provenance)]
+
+
+def _why_other_base(pilot: SweepResult, sweep: SweepResult) -> str:
+    """Why a pilot and its sweep started from different base models: one was recorded before the
+    optimizer fix (whose base model depended on the processor), or they ran on different machines.
+
+    >>> from types import SimpleNamespace as R
+    >>> _why_other_base(R(provenance={"written": "2027-01-01"}), R(provenance={"written": "2026-01-01"}))
+    "the sweep's was recorded before the optimizer fix, `core.numerics.adamw`"
+    >>> _why_other_base(R(provenance={"written": "2027-01-01"}), R(provenance={"written": "2027-02-01"}))
+    'another machine'
+    """
+    fix = ADAMW_FIX
+    before = [str(r.provenance.get("written", "")) < fix for r in (pilot, sweep)]
+    if before[0] != before[1]:
+        which = "the pilot's" if before[0] else "the sweep's"
+        return f"{which} was recorded before the optimizer fix, `core.numerics.adamw`"
+    return "another machine"
 
 
 def sweep_block(name: str) -> tuple[Rendered, list[str]]:
