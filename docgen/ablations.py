@@ -32,7 +32,7 @@ from core.compose import CONF_DIR
 from core.sweeps import SweepSpec, load, planned_runs
 from core.sweeps import params as sweep_params_of
 from docgen.engine import DocFigure, Rendered, source_line
-from experiments.registry import ADAMW_FIX
+from experiments.registry import before_adamw_fix
 
 OVERVIEW = ("dynamic_sampling", "kl_coef", "loss_norm", "format_weight")
 
@@ -281,8 +281,7 @@ def _why_other_base(pilot: SweepResult, sweep: SweepResult) -> str:
     >>> _why_other_base(R(provenance={"written": "2027-01-01"}), R(provenance={"written": "2027-02-01"}))
     'another machine'
     """
-    fix = ADAMW_FIX
-    before = [str(r.provenance.get("written", "")) < fix for r in (pilot, sweep)]
+    before = [before_adamw_fix(r.provenance) for r in (pilot, sweep)]
     if before[0] != before[1]:
         which = "the pilot's" if before[0] else "the sweep's"
         return f"{which} was recorded before the optimizer fix, `core.numerics.adamw`"

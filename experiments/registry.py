@@ -115,6 +115,15 @@ for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/r
 ADAMW_FIX = "2026-12-04T14:07:38+0000"
 
 
+def before_adamw_fix(prov: dict) -> bool:
+    """Was a results file written before :data:`ADAMW_FIX` (its models' weights depend on the processor)?
+
+    >>> before_adamw_fix({"written": "2026-12-01T00:00:00+0000"}), before_adamw_fix({"written": ADAMW_FIX})
+    (True, False)
+    """
+    return str(prov.get("written", "")) < ADAMW_FIX
+
+
 def arithmetic(prov: dict) -> str:
     """The CPU arithmetic a results file was recorded under (``core.numerics``), from its versions,
     and whether its optimizer was the per-processor one (written before :data:`ADAMW_FIX`)."""
@@ -123,7 +132,7 @@ def arithmetic(prov: dict) -> str:
         return "unpinned (recorded before `core/numerics.py`: not reproducible on another CPU)"
     adamw = (
         "fused AdamW"
-        if str(prov.get("written", "")) >= ADAMW_FIX
+        if not before_adamw_fix(prov)
         else "unfused AdamW (before `core.numerics.adamw`: weights depend on the processor)"
     )
     return f"pinned ({v.get('aten_cpu_capability')}, MKL_CBWR={v.get('mkl_cbwr')}); {adamw}"
