@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import random
 import shutil
 import subprocess
 import sys
@@ -44,21 +43,18 @@ from typing import Any
 
 import numpy as np
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from analysis.render import Table
-from core import model as models
 from core import numerics, results
 from core.cli import UsageError, hydra_main
 from core.compose import compose
 from core.registry import Registry
-from data_pipelines.corpus import build_corpus
-from recipes.local.pretrain import encode, lm_step
-from recipes.schema import local_config
+from recipes.local import pretrain
 
 #: optimizers compared: (params, lr, betas) -> a torch optimizer, weight decay 0 as in pretraining
 OPTIMIZERS: Registry[Callable[..., Any]] = Registry("optimizer")
-OPTIMIZERS.add("project", lambda params, lr, betas: numerics.adamw(params, lr=lr, betas=betas))
+OPTIMIZERS.add("project", numerics.adamw)
 
 
 def _torch_default(params: Any, lr: float, betas: tuple[float, float]) -> Any:
@@ -88,31 +84,18 @@ def trace(optimizer: str, steps: int) -> dict[str, Any]:
     """Weights digest after each of the first ``steps`` pretraining steps of ``scale=laptop_base``."""
 
     cfg = compose(["recipe=r1_zero", "scale=laptop_base"])
-    p, local = cfg.local.pretrain, local_config(cfg)
-    torch.set_num_threads(local.threads)
-    seed, c = int(p.seed), p.corpus
-    mix, params = (OmegaConf.to_container(x, resolve=True) for x in (c.mix, c.params))
-    docs = build_corpus(int(c.n), seed, mix, params)
-    tok = models.build_tokenizer(str(p.tokenizer))
-    seqs = encode(docs, tok)
-    torch.manual_seed(seed)
-    model = models.build_model(local.model, tok, seed)
-    opt = OPTIMIZERS.get(optimizer)(model.parameters(), float(p.lr), tuple(p.betas))
-    warm = max(1, int(p.warmup_steps))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / warm))
-    rng = random.Random(f"pretrain/{seed}")  # the build's batches, in its order
+    p = cfg.local.pretrain
+    b = pretrain.setup(cfg, OPTIMIZERS.get(optimizer))
     out: dict[str, Any] = {
-        "corpus": sha256(json.dumps(seqs).encode()).hexdigest()[:16],
-        "init": digest(model.state_dict().values()),
+        "corpus": sha256(json.dumps(b.seqs).encode()).hexdigest()[:16],
+        "init": digest(b.model.state_dict().values()),
         "weights": [],
         "loss": [],
     }
-    model.train()
+    b.model.train()
     for _ in range(steps):
-        batch = [seqs[rng.randrange(len(seqs))] for _ in range(int(p.batch_size))]
-        loss = lm_step(model, tok.pad_token_id, batch, opt, int(p.chunks))
-        sched.step()
-        out["weights"].append(digest(model.state_dict().values()))
+        loss = b.step(int(p.batch_size), int(p.chunks))
+        out["weights"].append(digest(b.model.state_dict().values()))
         out["loss"].append(float(loss).hex())
     out["sqrt_misrounded"] = sqrt_misrounded()
     out["aten"] = numerics.numerics()["aten_cpu_capability"]

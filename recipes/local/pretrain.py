@@ -24,6 +24,7 @@ import json
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -115,14 +116,34 @@ def lm_step(
     return loss_sum
 
 
-def pretrain(cfg: DictConfig, reward_fn: Any, out: Path, log: Callable[[str], None]) -> dict[str, Any]:
-    """Build, pretrain, probe and save the base model at ``out``; returns what the meta file records."""
+@dataclass
+class Build:
+    """A base-model build at step 0: its corpus, tokenizer, encoded documents, model and optimizer."""
+
+    docs: list[Doc]
+    tok: Any
+    seqs: list[list[int]]
+    model: Any
+    opt: Any
+    sched: Any
+    rng: random.Random
+
+    def step(self, batch_size: int, chunks: int) -> float:
+        """One training step on ``batch_size`` documents drawn at random (:func:`lm_step`); its loss."""
+        batch = [self.seqs[self.rng.randrange(len(self.seqs))] for _ in range(batch_size)]
+        loss = lm_step(self.model, self.tok.pad_token_id, batch, self.opt, chunks)
+        self.sched.step()
+        return loss
+
+
+def setup(cfg: DictConfig, optimizer: Callable[..., Any] = numerics.adamw) -> Build:
+    """Everything :func:`pretrain` starts from, made as the build makes it (``optimizer`` is called
+    as ``optimizer(params, lr=, betas=)``; another one only to compare optimizers, as
+    :mod:`experiments.numerics_trace` does). Sets torch's thread count to ``local.threads``."""
     p = cfg.local.pretrain
     local = local_config(cfg)
     torch.set_num_threads(local.threads)
-    t0, c0 = time.time(), time.process_time()
-    seed, steps, bs = int(p.seed), int(p.steps), int(p.batch_size)
-    c = p.corpus
+    seed, c = int(p.seed), p.corpus
     docs = build_corpus(
         int(c.n),
         seed,
@@ -139,17 +160,24 @@ def pretrain(cfg: DictConfig, reward_fn: Any, out: Path, log: Callable[[str], No
         )
     torch.manual_seed(seed)
     model = models.build_model(local.model, tok, seed)
-    opt = numerics.adamw(model.parameters(), lr=float(p.lr), betas=tuple(p.betas))
+    opt = optimizer(model.parameters(), lr=float(p.lr), betas=tuple(p.betas))
     warm = max(1, int(p.warmup_steps))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / warm))
-    rng = random.Random(f"pretrain/{seed}")
+    return Build(docs, tok, seqs, model, opt, sched, random.Random(f"pretrain/{seed}"))
+
+
+def pretrain(cfg: DictConfig, reward_fn: Any, out: Path, log: Callable[[str], None]) -> dict[str, Any]:
+    """Build, pretrain, probe and save the base model at ``out``; returns what the meta file records."""
+    p = cfg.local.pretrain
+    t0, c0 = time.time(), time.process_time()
+    steps, bs = int(p.steps), int(p.batch_size)
+    b = setup(cfg)
+    docs, tok, model = b.docs, b.tok, b.model
     model.train()
     log(f"[local] pretraining the base model: {len(docs)} documents, {steps} steps of {bs}, {describe(docs)}")
     history = []
     for step in range(1, steps + 1):
-        batch = [seqs[rng.randrange(len(seqs))] for _ in range(bs)]
-        loss = lm_step(model, tok.pad_token_id, batch, opt, int(p.chunks))
-        sched.step()
+        loss = b.step(bs, int(p.chunks))
         if step % max(1, steps // 10) == 0 or step == steps:
             history.append([step, round(loss, 4)])
             log(f"[local] pretrain step {step}/{steps}: loss {loss:.3f}, {time.process_time() - c0:.0f}s CPU")
