@@ -224,13 +224,14 @@ def pilot_lines(res: SweepResult) -> tuple[list[str], list[str]]:
     base = p.arms.get(spec.baseline or "", [])
     if not p.runs or not base:
         return ["", head + " Not recorded."], []
-    rows, n_conf = [], len(sweep_params_of(spec.name)["rlvr.seed"])
+    rows, n_conf, asks = [], len(sweep_params_of(spec.name)["rlvr.seed"]), [3]
     for label, rs in p.arms.items():
         if label == spec.baseline:
             continue
         pd = paired(base, rs, spec.metric)
         sd = float(np.std(pd, ddof=1)) if len(pd) > 1 else float("nan")
         n = seeds_needed(pd, spec.delta)
+        asks.append(n or 3)
         pw = paired_power(spec.delta / sd, n_conf) if sd > 0 else float("nan")
         rows.append(
             [
@@ -253,13 +254,22 @@ def pilot_lines(res: SweepResult) -> tuple[list[str], list[str]]:
     lines = ["", head + " " + compute_line(p) + ".", "", Table(header, rows).markdown()]
     if pilot.decision:
         lines += ["", f"**Seeds chosen from the pilot.** {pilot.decision}"]
+    history = (
+        f"the seed count was chosen from its earlier record (in the history of `results/{pilot.experiment}`) "
+        "and was not changed after; the table shows this record's spread and the power the sweep's seeds "
+        "have at it."
+    )
     if p.provenance.get("written", "") > res.provenance.get("written", "~"):
         lines += [
             "",
-            "This pilot record was written after the confirmatory runs (the same command, re-run): the "
-            "seed count was chosen from its earlier record (in the history of "
-            f"`results/{pilot.experiment}`) and was not changed after; the table shows this record's spread "
-            "and the power the sweep's seeds have at it.",
+            "This pilot record was written after the confirmatory runs (the same command, re-run): "
+            + history,
+        ]
+    elif max(asks) < n_conf:  # a budget cap can lower the count the rule asks for, never raise it
+        lines += [
+            "",
+            f"This pilot record asks for {max(asks)} seeds by the rule, not the {n_conf} the sweep ran (the "
+            "same command, re-run after the count was set): " + history,
         ]
     if p.base_models and res.base_models and p.base_models != res.base_models:
         lines[-1] += (

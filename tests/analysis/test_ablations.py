@@ -146,9 +146,12 @@ def test_a_recorded_sweep_refreshes_its_doc_blocks(tmp_path: Path, results_dir: 
     assert refresh_docs(root) == []  # a second pass has nothing left to change
 
 
-def test_a_pilot_re_recorded_after_its_sweep_says_so(tmp_path: Path, results_dir: Path) -> None:
+def test_a_pilot_re_recorded_after_its_sweep_says_so(
+    tmp_path: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A pilot written after the confirmatory runs did not choose their seed count: the block says
-    the count came from its earlier record; a pilot written before says nothing of the kind."""
+    the count came from its earlier record; a pilot written before says nothing of the kind -- unless
+    the sweep ran more seeds than the record asks for (a budget cap lowers a count, never raises it)."""
     record_sweep(_finish(write_sweep(tmp_path / "kl_coef-1", "kl", ["none", "k3_0.01"], seeds=3, steps=20)))
     pilot = _finish(write_sweep(tmp_path / "kl_coef-p", "kl", ["none", "k3_0.01"], seeds=2, steps=20))
     record_sweep(pilot, experiment="sweep-kl_coef-pilot")
@@ -163,7 +166,12 @@ def test_a_pilot_re_recorded_after_its_sweep_says_so(tmp_path: Path, results_dir
     said = "This pilot record was written after the confirmatory runs"
     stamp("sweep-kl_coef", "2026-01-02T00:00:00+0000")
     stamp("sweep-kl_coef-pilot", "2026-01-01T00:00:00+0000")
-    assert said not in ablations_doc.sweep_block("kl_coef")[0].markdown
+    md = ablations_doc.sweep_block("kl_coef")[0].markdown
+    assert said not in md and "seeds by the rule, not the" not in md
+    monkeypatch.setattr(ablations_doc, "sweep_params_of", lambda name: {"rlvr.seed": list(range(40))})
+    md = ablations_doc.sweep_block("kl_coef")[0].markdown
+    assert said not in md and "seeds by the rule, not the 40 the sweep ran" in md
+    monkeypatch.undo()
     stamp("sweep-kl_coef-pilot", "2026-01-03T00:00:00+0000")
     assert said in ablations_doc.sweep_block("kl_coef")[0].markdown
 
