@@ -5,3 +5,5 @@ Verifier (``bench_rewards`` over ``devset/`` and ``heldout/``), local engine (``
 ``results/``. The experiment drivers (``make results``) are ``experiments``; the docs rendered from
 the results are ``docgen``.
 """
+
+import core  # noqa: F401 - first: pins the CPU arithmetic before this package imports torch (core.numerics)

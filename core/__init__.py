@@ -7,8 +7,8 @@ helpers (``core.cli``) and :func:`versions`.
 Importing ``core`` first pins the CPU arithmetic (:func:`core.numerics.pin`), so a model built on
 any x86 machine computes the same floats, then runs :func:`core.env.setup` once: library caches
 default to the run cache (``$RLVR_CACHE``), never ``~``, and veRL's CPU warnings are filtered.
-Every entry point imports ``core`` before torch computes and before veRL, ``datasets``, ``wandb``
-or matplotlib.
+Every package's ``__init__`` imports ``core`` first, so every entry point pins before torch computes
+and before veRL, ``datasets``, ``wandb`` or matplotlib (``tests/core/test_numerics.py`` checks it).
 
 Arrows point down: ``analysis -> data_pipelines -> rewards -> core`` (``recipes`` may use all);
 ``core`` imports none of the project's other packages (``tests/test_architecture.py`` checks it).

@@ -19,3 +19,5 @@ The top of the import graph: it may import every package, and no package imports
 statistics (``analysis`` does: ``analysis.stats``, ``analysis.metrics``), and does not render the
 run reports of ``make diagnose`` / ``make report`` (``analysis.render``).
 """
+
+import core  # noqa: F401 - first: pins the CPU arithmetic before this package imports torch (core.numerics)

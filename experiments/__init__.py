@@ -15,3 +15,5 @@ now ``python -m experiments.<driver>`` (``experiments.registry``); nothing re-ru
 line, ``make results`` runs the registry's. Measurements of speed and error rates live in
 ``benchmarks``; rendering the docs from the results in ``docgen``. Nothing here imports either.
 """
+
+import core  # noqa: F401 - first: pins the CPU arithmetic before this package imports torch (core.numerics)

@@ -2,3 +2,5 @@
 
 Heavy imports (veRL, torch) happen inside functions, so importing this package is cheap.
 """
+
+import core  # noqa: F401 - first: pins the CPU arithmetic before this package imports torch (core.numerics)

@@ -132,3 +132,24 @@ def test_the_projects_optimizer_gives_the_same_weights_on_an_emulated_processor(
     emulated_project, emulated_default = optimizer_weights(EMULATED)
     assert emulated_project == project
     assert emulated_default != default
+
+
+#: the project's importable packages (every ``python -m <package>.<module>`` entry point is under one)
+PACKAGES = sorted(p.parent.name for p in ROOT.glob("*/__init__.py") if p.parent.name != "tests")
+
+
+def test_every_package_pins_before_torch() -> None:
+    """Importing any of the project's packages pins the arithmetic, so a ``python -m`` entry point
+    whose module imports torch or veRL first (``recipes.gpu_smoke`` exporting the base model did)
+    still builds under the pins. Without the pin in a package's ``__init__`` it built under the
+    processor's own kernels (AVX-512 here) and another base model."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ATEN_CPU", "MKL_"))}
+    code = "import importlib, os, sys\nfor p in sys.argv[1:]:\n    importlib.import_module(p)\n"
+    code += "print(os.environ.get('ATEN_CPU_CAPABILITY'), os.environ.get('MKL_CBWR'))"
+    assert {"recipes", "experiments", "benchmarks", "data_pipelines", "docgen", "core"} <= set(PACKAGES)
+    for pkg in PACKAGES:
+        out = subprocess.run(
+            [sys.executable, "-c", code, pkg], cwd=ROOT, env=base, capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.split()[-2:] == ["avx2", "COMPATIBLE"], f"importing {pkg} does not pin"
