@@ -259,25 +259,25 @@ def pilot_lines(res: SweepResult) -> tuple[list[str], list[str]]:
         "and was not changed after; the table shows this record's spread and the power the sweep's seeds "
         "have at it."
     )
+    notes: list[str] = []  # one paragraph after the table (and the decision), never glued to a row
     if p.provenance.get("written", "") > res.provenance.get("written", "~"):
-        lines += [
-            "",
-            "This pilot record was written after the confirmatory runs (the same command, re-run): "
-            + history,
-        ]
+        notes.append(
+            "This pilot record was written after the confirmatory runs (the same command, re-run): " + history
+        )
     elif max(asks) < n_conf:  # a budget cap can lower the count the rule asks for, never raise it
-        lines += [
-            "",
+        notes.append(
             f"This pilot record asks for {max(asks)} seeds by the rule, not the {n_conf} the sweep ran (the "
-            "same command, re-run after the count was set): " + history,
-        ]
+            "same command, re-run after the count was set): " + history
+        )
     if p.base_models and res.base_models and p.base_models != res.base_models:
-        lines[-1] += (
-            " Its runs started from another base model than the sweep's (weights "
+        notes.append(
+            "The pilot's runs started from another base model than the sweep's (weights "
             f"`{', '.join(sorted(x[:12] for x in p.base_models))}` vs "
             f"`{', '.join(sorted(x[:12] for x in res.base_models))}`: {_why_other_base(p, res)}, "
             "[provenance](provenance.md#which-results-reproduce)), so its spread is the other base model's."
         )
+    if notes:
+        lines += ["", " ".join(notes)]
     return lines, [source_line(p.source, p.provenance)]
 
 

@@ -134,10 +134,12 @@ def run_inputs(runs: list[dict]) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 
-def committed_inputs() -> dict[str, list[str]]:
-    """:func:`run_inputs` over every registered experiment's committed runs."""
+def committed_inputs(names: list[str]) -> dict[str, list[str]]:
+    """:func:`run_inputs` over the committed runs of ``names``: the records the fresh values are
+    compared with (not every record in ``results/``, which holds other experiments' base models --
+    another pretraining corpus, an older record kept for comparison -- under the same labels)."""
     runs: list[dict] = []
-    for name in EXPERIMENTS:
+    for name in names:
         try:
             runs += list(results.read_experiment(name)["runs"].values())
         except FileNotFoundError:
@@ -214,7 +216,7 @@ def command(cfg: DictConfig) -> int:
         for seed in seeds:
             rows += compare(name, seed, fresh, past)
     print(comparison_table(rows).markdown())
-    now, then = run_inputs(fresh_runs), committed_inputs()
+    now, then = run_inputs(fresh_runs), committed_inputs(names)
     inputs = {k: {"fresh": v, "committed": then.get(k, [])} for k, v in now.items()}
     for k, v in inputs.items():
         same = (

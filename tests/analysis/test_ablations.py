@@ -189,12 +189,13 @@ def test_a_pilot_from_another_base_model_says_so(tmp_path: Path, results_dir: Pa
             path.write_text(json.dumps(rec))
         ablations_doc._load.cache_clear()
 
-    said = "Its runs started from another base model than the sweep's"
+    said = "The pilot's runs started from another base model than the sweep's"
     weights("sweep-kl_coef", "a" * 64)
     weights("sweep-kl_coef-pilot", "a" * 64)
     assert said not in ablations_doc.sweep_block("kl_coef")[0].markdown
     weights("sweep-kl_coef-pilot", "b" * 64)
-    assert (
-        f"{said} (weights `bbbbbbbbbbbb` vs `aaaaaaaaaaaa`"
-        in ablations_doc.sweep_block("kl_coef")[0].markdown
-    )
+    md = ablations_doc.sweep_block("kl_coef")[0].markdown
+    assert f"{said} (weights `bbbbbbbbbbbb` vs `aaaaaaaaaaaa`" in md
+    # its own paragraph: with no decision and no other note it must not end the pilot table's last row
+    (line,) = [x for x in md.splitlines() if said in x]
+    assert line.startswith(said)

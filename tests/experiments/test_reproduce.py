@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.reproduce import HEADLINE, committed, compare
+from experiments.reproduce import HEADLINE, committed, committed_inputs, compare
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,6 +24,24 @@ def test_committed_seed_is_inside_a_shifted_one_is_not() -> None:
     assert not any(r["inside"] for r in compare(HEADLINE[0], 0, shifted, past))
     missing = compare(HEADLINE[0], 0, {}, past)
     assert all(r["fresh"] is None and not r["inside"] for r in missing)
+
+
+def test_inputs_are_checked_against_the_compared_records_only(tmp_path: Path, monkeypatch) -> None:
+    """The base models a fresh run is checked against are those of the experiments it is compared
+    with: another experiment's base model under the same label (another corpus, an older record)
+    does not make a fresh hash count as "the same"."""
+    from core import results
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    for name, sha in ((HEADLINE[0], "a" * 64), ("overtime_pay", "b" * 64)):
+        run = {"model": {"weights_sha256": sha, "build": {"pretrain": {"seed": 0}}}}
+        results.write_run(name, "r-s0", {"run": run})
+    assert committed_inputs([HEADLINE[0]]) == {"base model, pretraining seed 0": ["a" * 64]}
+    assert committed_inputs([HEADLINE[0], "overtime_pay"])["base model, pretraining seed 0"] == [
+        "a" * 64,
+        "b" * 64,
+    ]
+    assert committed_inputs(["not_recorded"]) == {}
 
 
 @pytest.mark.slow
