@@ -17,8 +17,8 @@ are read when torch first computes, so ``core`` pins them before anything import
 :func:`numerics` says what is in force; it joins the cache key of every built model
 (:func:`core.model.cached_build`) and the versions every results file records.
 
-Cost: the SSE2 GEMM branch is expected to be slower than the processor's own; no benchmark
-measures that cost yet.
+Cost: the SSE2 GEMM branch and the AVX2 kernels can be slower than the processor's own;
+``make results NAME=bench_numerics`` measures by how much (rendered in ``docs/first_run.md``).
 
 The pins alone did not make a build identical across processors: on an AMD EPYC with AVX-512 the
 same code, package versions and pins pretrained another base model than on the machine of the

@@ -20,9 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.render import Table
+from benchmarks.bench_numerics import report
 from benchmarks.heldout.report import MV, OURS, render
 from docgen.engine import Rendered, source_line
 from docgen.results import missing, table
+from experiments.registry import cpu_label
 
 ITERATIONS = (
     "before_fixes",
@@ -242,3 +244,34 @@ def preflight_timings() -> Rendered:
         "\n\n".join(parts),
         sources=[source_line("results/preflight/timings_100k.json", res.get("provenance"))],
     )
+
+
+def numerics_cost() -> Rendered:
+    """What the CPU arithmetic pins cost (``make results NAME=bench_numerics``): per workload and
+    clock, each arm's median and its ratio to the processor's own kernels; the weights each reached."""
+    res = table("bench_numerics", "latest")
+    if res is None:
+        return missing("bench_numerics")
+    arms = res["arms"]
+    pinned = set(arms["pinned"]["weights_sha256"])
+    other = [a for a in arms if a != "pinned" and set(arms[a]["weights_sha256"]) != pinned]
+    steady = [a for a in arms if len(arms[a]["weights_sha256"]) == 1]
+    r = res["ratio_to_own"]
+    machine = (res.get("provenance") or {}).get("machine") or {}
+    text = (
+        f"Rounds: {res['rounds']}; per arm and round, in its own process with one torch thread, "
+        f"pretraining steps of the laptop base model: {res['steps']}, sampler calls "
+        f"(8 prompts x 8 samples, 64 new tokens): {res['decodes']}. The processor's own ATen kernels here: "
+        f"`{res['own_capability']}`; machine: {machine.get('cores', '?')} cores, "
+        f"{cpu_label(machine.get('cpu') or {}, flags=True)}. Medians in seconds per call; a ratio "
+        "above 1 is slower than the processor's own kernels.\n\n"
+        + report(res).markdown()
+        + "\n\nOn the CPU clock both pins cost "
+        f"{r['pretrain step']['cpu']['pinned']:.2f}x per pretraining step and {r['decode']['cpu']['pinned']:.2f}x "
+        f"per sampler call; oneMKL's pin alone {r['pretrain step']['cpu']['mkl_pin']:.2f}x and "
+        f"{r['decode']['cpu']['mkl_pin']:.2f}x, ATen's alone {r['pretrain step']['cpu']['aten_pin']:.2f}x and "
+        f"{r['decode']['cpu']['aten_pin']:.2f}x. "
+        f"{len(other)} of {len(arms) - 1} other arms reached other weights than the pinned one after the same "
+        f"steps; {len(steady)} of {len(arms)} arms reached the same weights in every round."
+    )
+    return Rendered(text, sources=[source_line("results/bench_numerics/latest.json", res.get("provenance"))])

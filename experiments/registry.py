@@ -104,6 +104,7 @@ EXPERIMENTS.add(  # R1-Zero in miniature from other base models: RL seed s from 
 # runs it) and compared with the committed seeds: the spread between machines
 EXPERIMENTS.add("reproduce", [*PY, "experiments.reproduce", "seeds=[0,1,2,3,4]", "jobs=2", "record=true"])
 EXPERIMENTS.add("numerics_trace", [*PY, "experiments.numerics_trace", "record=true"])
+EXPERIMENTS.add("bench_numerics", [*PY, "benchmarks.bench_numerics", "record=true"])  # what the pins cost
 EXPERIMENTS.add("thinking_budget", [*PY, "experiments.thinking_budget"])  # seed 002 §3.2-3.4
 for _name in ("rm_labels", "tts", "overopt", "opd"):  # seed 004 §4/§8 (docs/reward_models.md)
     EXPERIMENTS.add(_name, [*PY, "experiments.rm_study", f"experiment={_name}"])
