@@ -11,9 +11,9 @@ rounds, in wall time and in this process's CPU time (sampling runs on one thread
 is the load-independent figure on a shared machine; reward worker processes, used for SymPy
 checks, are not in it). The filter's own split of its time (generate / score / write / rest)
 is printed too.
-Default model: the local engine's cold-start checkpoint if one is cached under
-``~/.cache/rlvr/models`` (realistic answers to score), else a random tiny model (junk answers,
-cheap to score: the overhead is then a lower bound). Not a test: numbers depend on the machine.
+Default model: the local engine's cold-start checkpoint (``recipe=dapo scale=laptop``, arithmetic:
+realistic answers to score), from ``$RLVR_CACHE``, built on first use; the record names its build key
+and weights hash. Not a test: numbers depend on the machine.
 """
 
 from __future__ import annotations
@@ -24,30 +24,34 @@ import time
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
+from verl.trainer.ppo.reward import get_custom_reward_fn
 
+from analysis.results_io import model_key
 from core.cli import hydra_main
-from core.compose import CONF_DIR
+from core.compose import CONF_DIR, compose
 from core.data import read_rows
-from core.model import ModelSpec, build_checkpoint
 from core.results import write_table
 from data_pipelines.filter import _chunk_seed, run
 from data_pipelines.generation import SamplerGenerator, SamplingParams
 from data_pipelines.io import write_rows
 from data_pipelines.tasks import TASKS
+from recipes.local.coldstart import ensure_model
+from recipes.local.data import ensure_task_files
 
 
-def _default_model(tmp: Path) -> tuple[Path, str]:
-    cached = sorted(Path("~/.cache/rlvr/models").expanduser().glob("*/config.json"))
-    if cached:
-        return cached[-1].parent, "arithmetic"
-    spec = ModelSpec(128, 4, 4, 2, 512, 2048)
-    return build_checkpoint(tmp / "tiny", spec, tokenizer="byte", seed=0), "overtime_pay"
+def _default_model() -> tuple[Path, str]:
+    """The local engine's cold-start checkpoint (``recipe=dapo scale=laptop``: the SFT'd model on
+    arithmetic, realistic answers to score), from the run cache (``$RLVR_CACHE``), built on first use
+    as the engine builds it -- so the record names a model anyone can rebuild, by its key."""
+    cfg = compose(["recipe=dapo", "scale=laptop"])
+    ensure_task_files(cfg)
+    return ensure_model(cfg, get_custom_reward_fn(cfg)), str(cfg.local.task.name)
 
 
 def command(args: DictConfig) -> int:
     """Time pure generation and the whole filter, interleaved; print the overheads."""
     tmp = Path(tempfile.mkdtemp(prefix="bench_filter_"))
-    model, task = (Path(str(args.model)), "arithmetic") if args.model else _default_model(tmp)
+    model, task = (Path(str(args.model)), "arithmetic") if args.model else _default_model()
     task = str(args.data or task)
     prompts, n, rounds = int(args.prompts), int(args.n), int(args.rounds)
     sampling = {"max_new_tokens": int(args.max_new_tokens), "batch_prompts": 8, "cpu_threads": 1}
@@ -94,6 +98,7 @@ def command(args: DictConfig) -> int:
         )
     setup = {
         "model": str(model),
+        "model_key": model_key(str(model)),  # build key and weights sha256 (None: a model not built here)
         "task": task,
         "params": params,
         "prompts": prompts,

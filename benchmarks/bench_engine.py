@@ -37,6 +37,7 @@ A Hydra app (``conf/command/bench_engine.yaml``):
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import tempfile
 import time
@@ -48,7 +49,7 @@ from verl.trainer.ppo.reward import get_custom_reward_fn
 
 from core import model as models
 from core import results
-from core.cli import hydra_main
+from core.cli import UsageError, hydra_main
 from core.compose import compose
 from core.data import load_prompts
 from core.fastpath import bucketed_logprobs, decoding, plain_rollout
@@ -321,6 +322,11 @@ def command(a: DictConfig) -> int:
     if str(a.shape) not in SHAPES:
         raise ValueError(
             f"[shape] {a.shape!r} is not one of {sorted(SHAPES)} (fix: shape=coldstart or shape=base)"
+        )
+    if importlib.util.find_spec("trl") is None:  # before minutes of model building, not after
+        raise UsageError(
+            "[trl] not installed: the TRL arm needs trl==1.16.0 (fix: make bench-engine, or "
+            "make results NAME=bench_engine, which install it; or pip install 'trl==1.16.0')"
         )
     shape, experiment = str(a.shape), SHAPES[str(a.shape)][1]
     torch.set_num_threads(int(a.threads))

@@ -43,12 +43,16 @@ from collections.abc import Mapping
 from hashlib import sha256
 from typing import Any
 
+import torch
 from omegaconf import DictConfig
 
 from analysis.render import Table
-from core import results
+from core import numerics, results
 from core.cli import UsageError, hydra_main
+from core.compose import compose
 from core.numerics import PINS
+from core.sampler import generate
+from recipes.local import pretrain
 
 #: the arms, in the order they are reported: name -> (ATen's kernels, oneMKL's branch); ``None`` is
 #: the processor's own choice
@@ -92,13 +96,6 @@ def arm_env(arm: str, own: str, base: Mapping[str, str] | None = None) -> dict[s
 def work(steps: int, decodes: int) -> dict[str, Any]:
     """The worker: time ``steps`` pretraining steps and ``decodes`` sampler calls under the kernels
     this process was started with; the per-call times, the weights' hash and the arithmetic in force."""
-    import torch
-
-    from core import numerics
-    from core.compose import compose
-    from core.sampler import generate
-    from recipes.local import pretrain
-
     cfg = compose(["recipe=r1_zero", "scale=laptop_base"])
     p = cfg.local.pretrain
     b = pretrain.setup(cfg)

@@ -271,7 +271,23 @@ def numerics_cost() -> Rendered:
         f"per sampler call; oneMKL's pin alone {r['pretrain step']['cpu']['mkl_pin']:.2f}x and "
         f"{r['decode']['cpu']['mkl_pin']:.2f}x, ATen's alone {r['pretrain step']['cpu']['aten_pin']:.2f}x and "
         f"{r['decode']['cpu']['aten_pin']:.2f}x. "
+        f"{_dearer(r)} "
         f"{len(other)} of {len(arms) - 1} other arms reached other weights than the pinned one after the same "
         f"steps; {len(steady)} of {len(arms)} arms reached the same weights in every round."
     )
     return Rendered(text, sources=[source_line("results/bench_numerics/latest.json", res.get("provenance"))])
+
+
+def _dearer(ratios: dict[str, Any]) -> str:
+    """Which pin costs more, per workload, on the CPU clock (from ``ratio_to_own``).
+
+    >>> _dearer({"pretrain step": {"cpu": {"aten_pin": 1.0, "mkl_pin": 1.7}},
+    ...          "decode": {"cpu": {"aten_pin": 1.2, "mkl_pin": 1.1}}})
+    "The dearer pin: oneMKL's per pretraining step, ATen's per sampler call."
+    """
+    names = {"pretrain step": "per pretraining step", "decode": "per sampler call"}
+    parts = [
+        f"{'oneMKL' if c['cpu']['mkl_pin'] > c['cpu']['aten_pin'] else 'ATen'}'s {names.get(w, w)}"
+        for w, c in ratios.items()
+    ]
+    return "The dearer pin: " + ", ".join(parts) + "."
