@@ -281,13 +281,19 @@ def numerics_cost() -> Rendered:
 def _dearer(ratios: dict[str, Any]) -> str:
     """Which pin costs more, per workload, on the CPU clock (from ``ratio_to_own``).
 
-    >>> _dearer({"pretrain step": {"cpu": {"aten_pin": 1.0, "mkl_pin": 1.7}},
-    ...          "decode": {"cpu": {"aten_pin": 1.2, "mkl_pin": 1.1}}})
+    >>> _dearer({"decode": {"cpu": {"aten_pin": 1.2, "mkl_pin": 1.1}},
+    ...          "pretrain step": {"cpu": {"aten_pin": 1.0, "mkl_pin": 1.7}}})
     "The dearer pin: oneMKL's per pretraining step, ATen's per sampler call."
+    >>> _dearer({"decode": {"cpu": {"aten_pin": 1.0, "mkl_pin": 1.1}},
+    ...          "pretrain step": {"cpu": {"aten_pin": 1.0, "mkl_pin": 1.7}}})
+    "The dearer pin: oneMKL's, per pretraining step and per sampler call."
     """
     names = {"pretrain step": "per pretraining step", "decode": "per sampler call"}
-    parts = [
-        f"{'oneMKL' if c['cpu']['mkl_pin'] > c['cpu']['aten_pin'] else 'ATen'}'s {names.get(w, w)}"
-        for w, c in ratios.items()
-    ]
-    return "The dearer pin: " + ", ".join(parts) + "."
+    pin = {
+        w: "oneMKL" if ratios[w]["cpu"]["mkl_pin"] > ratios[w]["cpu"]["aten_pin"] else "ATen"
+        for w in names
+        if w in ratios
+    }
+    if len(set(pin.values())) == 1:
+        return f"The dearer pin: {next(iter(pin.values()))}'s, " + " and ".join(names[w] for w in pin) + "."
+    return "The dearer pin: " + ", ".join(f"{v}'s {names[w]}" for w, v in pin.items()) + "."
