@@ -189,6 +189,11 @@ def test_a_pilot_from_another_base_model_says_so(tmp_path: Path, results_dir: Pa
             path.write_text(json.dumps(rec))
         ablations_doc._load.cache_clear()
 
+    for experiment, written in (("sweep-kl_coef", "2026-01-02"), ("sweep-kl_coef-pilot", "2026-01-01")):
+        path = results_dir / experiment / "experiment.json"  # the pilot first: no other note beside it
+        data = json.loads(path.read_text())
+        data["provenance"]["written"] = f"{written}T00:00:00+0000"
+        path.write_text(json.dumps(data))
     said = "The pilot's runs started from another base model than the sweep's"
     weights("sweep-kl_coef", "a" * 64)
     weights("sweep-kl_coef-pilot", "a" * 64)
@@ -196,6 +201,6 @@ def test_a_pilot_from_another_base_model_says_so(tmp_path: Path, results_dir: Pa
     weights("sweep-kl_coef-pilot", "b" * 64)
     md = ablations_doc.sweep_block("kl_coef")[0].markdown
     assert f"{said} (weights `bbbbbbbbbbbb` vs `aaaaaaaaaaaa`" in md
-    # its own paragraph: with no decision and no other note it must not end the pilot table's last row
+    # in the notes paragraph: never glued to the pilot table's last row or to the decision paragraph
     (line,) = [x for x in md.splitlines() if said in x]
-    assert line.startswith(said)
+    assert not line.startswith(("|", "**")), line[:80]
