@@ -31,6 +31,7 @@ from analysis.render import Document, Section, Table
 from core import versions
 from core.cli import hydra_main, require
 from core.data import Prompt, chat_ids, read_rows, sha256_file
+from core.model import model_key
 from core.runs import Run
 from core.sampling import Settings, auto_sampler_name, decode, make_sampler, score_text
 from rewards import compute_score
@@ -111,14 +112,33 @@ def _summary_model(run_dir: Path) -> str | None:
         return None
 
 
+def _check_base(run_dir: Path, base: Path) -> None:
+    """Refuse to load a run's state onto a model path rebuilt since the run (its recorded weights differ)."""
+    try:
+        then = (json.loads((run_dir / "summary.json").read_text()).get("model_key") or {}).get(
+            "weights_sha256"
+        )
+    except (OSError, ValueError):
+        return  # no record to check against
+    now = (model_key(base) or {}).get("weights_sha256")
+    if then and then != now:
+        raise FileNotFoundError(
+            f"evaluate: {run_dir} holds only training state for {base}, and {base} was rebuilt since the run "
+            f"(weights sha256 {then[:12]} then, {str(now)[:12]} now). Fix: rebuild that model as the run did "
+            "(the run's command at the run's commit), or run it again: runs save an HF checkpoint now"
+        )
+
+
 def resolve_model(model: str) -> tuple[str, str | None]:
     """(HF model directory or hub id, training-state file to load on top of it or None).
 
     ``model`` may be an HF checkpoint directory; a run directory, where the latest HF checkpoint
-    below it wins (highest step number in its path; veRL's merged ``.../actor/huggingface``),
-    else the local engine's latest ``checkpoints/global_step_N/state.pt`` (its ``"model"``
-    weights loaded onto the config's ``actor_rollout_ref.model.path``), else that model path
-    itself; or a Hugging Face hub id ``org/name``.
+    below it wins (highest step number in its path; veRL's merged ``.../actor/huggingface``, the
+    local engine's ``checkpoints/global_step_N/huggingface``), else -- a local run from before its
+    checkpoints held one -- the latest ``checkpoints/global_step_N/state.pt`` (its ``"model"``
+    weights loaded onto the config's ``actor_rollout_ref.model.path``, refused when the run recorded
+    other weights there than the path holds now), else that model path itself; or a Hugging Face
+    hub id ``org/name``.
     """
     p = Path(model).expanduser()
     if (p / "config.json").exists():
@@ -143,7 +163,10 @@ def resolve_model(model: str) -> tuple[str, str | None]:
             f = p / "checkpoints" / f"global_step_{latest.read_text().strip()}" / "state.pt"
             state = str(f) if f.is_file() else None
         if base:
-            return str(Path(str(base)).expanduser()), state
+            base = Path(str(base)).expanduser()
+            if state:
+                _check_base(p, base)
+            return str(base), state
     if not p.exists() and re.fullmatch(r"[\w.-]+/[\w.-]+", model):
         return model, None  # a Hugging Face hub id (downloaded by the sampler)
     raise FileNotFoundError(f"evaluate: model={model} is neither a checkpoint nor a run dir with one")

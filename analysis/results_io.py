@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from core.model import model_key
 from core.results import downsample
 from core.runs import Run
 
@@ -31,22 +32,19 @@ CURVES = (
     "rlvr/val_acc",
     "rlvr/val_response_length",
 )
-SUMMARY_DROP = ("run_dir", "model")
+SUMMARY_DROP = ("run_dir", "model", "model_key")
 
 
 def _val_curves(run: Run) -> list[str]:
     return sorted(k for k in run.metrics if k.startswith(("val-core/", "val-aux/")) and k.endswith("mean@1"))
 
 
-def model_key(model_dir: str | None) -> dict[str, Any] | None:
-    """What identifies a cached model the run started from: its build key (builder, code hash,
-    settings, arithmetic) and the sha256 of its weights, from its ``rlvr_meta.json``; None for a
-    model the project did not build."""
-    meta = Path(str(model_dir or ""), "rlvr_meta.json")
-    if not model_dir or not meta.is_file():
-        return None
-    m = json.loads(meta.read_text())
-    return {"build": m.get("build"), "weights_sha256": m.get("weights_sha256")}
+def _run_model_key(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The model key the run wrote when it started (``summary["model_key"]``); for a run from before
+    it did, the key of what sits at its model path now."""
+    if "model_key" in summary:
+        return summary["model_key"]
+    return model_key(summary.get("model"))
 
 
 def run_record(
@@ -81,7 +79,7 @@ def run_record(
             "data_sha256": {
                 "/".join(Path(f).parts[-2:]): h for f, h in (manifest.get("data_hashes") or {}).items()
             },
-            "model": model_key(json.loads(summ_path.read_text()).get("model")),
+            "model": _run_model_key(json.loads(summ_path.read_text())),
         },
         "wall_s": summary.get("minutes", float("nan")) * 60,
         "cpu_s": summary.get("cpu_minutes", float("nan")) * 60,

@@ -329,6 +329,17 @@ def weights_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def model_key(path: str | Path | None) -> dict[str, Any] | None:
+    """What identifies a model the project built: its build key (builder, code hash, settings,
+    arithmetic) and the sha256 of its weights, from its ``rlvr_meta.json``; None for a model it did not
+    build (no stamp) or no path."""
+    meta = Path(str(path or ""), "rlvr_meta.json")
+    if not path or not meta.is_file():
+        return None
+    m = json.loads(meta.read_text())
+    return {"build": m.get("build"), "weights_sha256": m.get("weights_sha256")}
+
+
 def builder_of(path: str | Path) -> str | None:
     """The ``builder`` a checkpoint directory's ``rlvr_meta.json`` build stamp names (None: no stamp,
     no builder, or unreadable -- a checkpoint :func:`cached_build` did not write)."""
@@ -364,6 +375,15 @@ def cached_build(
         fcntl.flock(lock, fcntl.LOCK_EX)
         if cached():
             return path
+        other = builder_of(path)
+        if (path / "config.json").is_file() and other != meta.get("builder"):
+            # another builder's model (or a user's checkpoint): never replaced by this build
+            raise ValueError(
+                f"[actor_rollout_ref.model.path] {path} holds a model built by {other or 'someone else'}, not "
+                f"by {meta.get('builder')}; building here would replace it. Fix: point "
+                "actor_rollout_ref.model.path at another directory (a run uses a model it did not build as "
+                "is), or move that model away"
+            )
         if meta_file.is_file():
             log(f"[local] {path}: cached model was built from other code or settings; rebuilding")
         tmp = path.with_name(path.name + ".tmp")

@@ -55,13 +55,16 @@ def _say(msg: str) -> None:
 def given_checkpoint(cfg: DictConfig) -> Path | None:
     """``actor_rollout_ref.model.path`` if it is a checkpoint to use as is, else None (the cold start's).
 
-    A directory with ``config.json`` is used as is unless its ``rlvr_meta.json`` records a cold-start
-    build (those are the cold start's cache, rebuilt when ``local.*`` changes).
+    A directory with ``config.json`` is used as is unless its ``rlvr_meta.json`` records a build by
+    the builder this config uses (the cold start's, or the base model's when ``local.pretrain`` is
+    set): that is the builder's cache, rebuilt when ``local.*`` changes. A model another builder made
+    (the base model given to a cold-start scale, or the reverse) is used as is, never rebuilt over.
     """
     path = Path(str(cfg.actor_rollout_ref.model.path)).expanduser()
     if not (path / "config.json").is_file():
         return None
-    return None if models.builder_of(path) in (BUILDER, BASE_BUILDER) else path
+    own = BASE_BUILDER if local_config(cfg).pretrain is not None else BUILDER
+    return None if models.builder_of(path) == own else path
 
 
 def _load_given(cfg: DictConfig, path: Path) -> tuple[torch.nn.Module, Any]:
@@ -140,6 +143,14 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         return summary
     state_file = run_dir / "local_state.json"
     state = json.loads(state_file.read_text()) if resumed and state_file.is_file() else {}
+    key = models.model_key(path)
+    if resumed and "model_key" in state and _sha(state["model_key"]) != _sha(key):
+        raise ValueError(
+            f"[actor_rollout_ref.model.path] {path} is not the model {run_dir} started from (weights "
+            f"sha256 {_sha(state['model_key'])} then, {_sha(key)} now: it was rebuilt since). "
+            "Fix: a fresh run (another run_dir, or trainer.resume_mode=disable); the run's own weights are "
+            f"in {ckpt_dir}/global_step_<n>/huggingface"
+        )
     tracker = make_tracker(cfg, run_dir, eng.step if resumed else 0)
     if resumed:
         _say(f"[local] resumed from {ckpt_dir} at step {eng.step}/{total}")
@@ -159,6 +170,7 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     if "start_acc" not in state:
         state["start_acc"] = run_eval()
         state["start_step"] = eng.step
+        state["model_key"] = key
         state_file.write_text(json.dumps(state))
     _say(
         f"[local] held-out accuracy at step {state['start_step']}: {state['start_acc']:.3f} ({len(eng.val)} samples)"
@@ -179,6 +191,8 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         "cpu_minutes": round((time.process_time() - cpu_start) / 60, 2),
         "run_dir": str(run_dir),
         "model": str(path),
+        # what the run started from (build key and weights sha256; None: a model not built here)
+        "model_key": state.get("model_key", key),
     }
     done.write_text(json.dumps(summary, indent=2) + "\n")
     _say(
@@ -186,6 +200,11 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         f"in {summary['steps']} steps, {summary['minutes']:.1f} min, run dir {run_dir}"
     )
     return summary
+
+
+def _sha(key: dict[str, Any] | None) -> str:
+    """A model key's weights sha256, its first 12 hex digits (``none``: a model not built here)."""
+    return str((key or {}).get("weights_sha256") or "none")[:12]
 
 
 def _train(

@@ -12,7 +12,8 @@ Then reference log-probs (if a KL term is on), veRL's advantage, and ``ppo_epoch
 (grad clip ``actor.optim.clip_grad``, the key veRL 0.9.1 reads), with veRL's lr schedule stepping
 once per actor update phase. The reference is reset to the policy every ``rlvr.ref_reset_steps``.
 Held-out evaluation every ``trainer.test_freq`` steps and at both ends; checkpoints every
-``trainer.save_freq`` steps and at the end. With ``algorithm.adv_estimator=gae`` a critic
+``trainer.save_freq`` steps and at the end (``state.pt`` to resume from, and the policy as an HF
+checkpoint, ``huggingface/``, which evaluation reads without the model cache). With ``algorithm.adv_estimator=gae`` a critic
 (``critic.py``) supplies values and is trained first, as in veRL; the actor waits while
 ``trainer.critic_warmup`` > step (veRL's test). ``local.fast`` (default) samples and computes log-probs
 through ``core.fastpath`` and fuses AdamW: the same numbers, less work. Not covered: data parallelism.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from omegaconf import DictConfig
 from verl.trainer.ppo.core_algos import get_kl_controller
 from verl.trainer.ppo.metric_utils import process_validation_metrics
 
+from core import model as models
 from core.data import Prompt
 from core.fastpath import bucketed_logprobs, decoding, plain_rollout
 from core.sampler import Rollout, cat_rollouts, generate, response_logprobs, select
@@ -378,6 +381,13 @@ class Engine:
         tmp = d / "state.pt.tmp"
         torch.save(state, tmp)
         tmp.replace(d / "state.pt")
+        # the policy as a standard HF checkpoint too, so evaluating the run dir (make eval, make
+        # budget) needs nothing from the model cache, which may have been rebuilt since
+        hf, hf_tmp = d / "huggingface", d / "huggingface.tmp"
+        shutil.rmtree(hf_tmp, ignore_errors=True)
+        models.save(self.model, self.tok, hf_tmp)
+        shutil.rmtree(hf, ignore_errors=True)
+        hf_tmp.rename(hf)
         (ckpt_dir / "latest_checkpointed_iteration.txt").write_text(str(self.step))
 
     def load(self, ckpt_dir: Path) -> bool:

@@ -69,6 +69,12 @@ def test_resolve_model_prefers_latest_checkpoint(tmp_path: Path) -> None:
         "/models/base",
         str(local / "checkpoints" / "global_step_7" / "state.pt"),
     )
+    # the run recorded the weights it started from; the path now holds others: refused, named
+    (local / "summary.json").write_text(json.dumps({"model_key": {"weights_sha256": "ab" * 32}}))
+    with pytest.raises(FileNotFoundError, match="rebuilt since the run.*abababababab then"):
+        resolve_model(str(local))
+    (local / "summary.json").write_text(json.dumps({"model_key": None}))  # a model not built here
+    assert resolve_model(str(local))[1] == str(local / "checkpoints" / "global_step_7" / "state.pt")
     (local / "checkpoints" / "latest_checkpointed_iteration.txt").unlink()
     assert resolve_model(str(local)) == ("/models/base", None)
     assert resolve_model("Qwen/Qwen2.5-0.5B") == ("Qwen/Qwen2.5-0.5B", None)

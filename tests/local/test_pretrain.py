@@ -144,3 +144,33 @@ def test_overtime_scale_composes_validates_and_keeps_its_own_base_model(cache_di
     )[0]
     with pytest.raises(ValueError, match="daily_wages"):
         ensure_task_files(off_grid)
+
+
+def test_a_build_never_replaces_another_builders_model(tmp_path) -> None:
+    """cached_build rebuilds its own stale model, but refuses one another builder (or a user) made."""
+    path = tmp_path / "tiny-base0"
+    path.mkdir()
+    (path / "config.json").write_text("{}")
+    (path / "model.safetensors").write_bytes(b"base weights")
+    builds: list[Path] = []
+
+    def build(tmp: Path) -> dict:
+        builds.append(tmp)
+        tmp.mkdir()
+        (tmp / "config.json").write_text("{}")
+        (tmp / "model.safetensors").write_bytes(b"new weights")
+        return {}
+
+    for stamp in ({"build": {"builder": "recipes.local.pretrain"}}, None):  # the base model; a user's own
+        if stamp is not None:
+            (path / "rlvr_meta.json").write_text(json.dumps(stamp))
+        else:
+            (path / "rlvr_meta.json").unlink()
+        with pytest.raises(ValueError, match=r"actor_rollout_ref\.model\.path.*would replace it"):
+            models.cached_build(path, {"builder": "recipes.local.sft", "x": 1}, build, lambda m: None)
+        assert not builds and (path / "model.safetensors").read_bytes() == b"base weights"
+    # the same builder's model from other settings is its cache: rebuilt
+    (path / "rlvr_meta.json").write_text(json.dumps({"build": {"builder": "recipes.local.sft", "x": 0}}))
+    assert models.cached_build(path, {"builder": "recipes.local.sft", "x": 1}, build, lambda m: None) == path
+    assert len(builds) == 1 and (path / "model.safetensors").read_bytes() == b"new weights"
+    assert models.model_key(path)["weights_sha256"] == models.weights_sha256(path)

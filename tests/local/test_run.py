@@ -137,6 +137,45 @@ def test_smoke_grpo(grpo_full) -> None:
     assert (run / "checkpoints" / "latest_checkpointed_iteration.txt").read_text() == "4"
     meta = json.loads((Path(out["model"]) / "rlvr_meta.json").read_text())
     assert meta["num_params"] > 0
+    # the summary names the model the run started from: its build key and weights hash
+    assert out["model_key"] == {"build": meta["build"], "weights_sha256": meta["weights_sha256"]}
+    assert len(out["model_key"]["weights_sha256"]) == 64
+
+
+def test_checkpoint_holds_the_policy_as_an_hf_checkpoint(grpo_full) -> None:
+    """Each checkpoint saves the policy as an HF checkpoint beside state.pt, and evaluating the run dir
+    reads it: the trained weights, with no need for the model cache."""
+    import torch
+
+    from analysis.evaluate import resolve_model
+    from core import model as models
+
+    _, run = grpo_full
+    hf = run / "checkpoints" / "global_step_4" / "huggingface"
+    assert (run / "checkpoints" / "global_step_2" / "huggingface" / "config.json").is_file()
+    assert resolve_model(str(run)) == (str(hf), None)
+    model, tok = models.load(hf)
+    state = torch.load(hf.parent / "state.pt", weights_only=False)["model"]
+    saved = model.state_dict()
+    assert set(saved) == set(state) and all(torch.equal(saved[k], state[k]) for k in state)
+    base, _ = models.load(json.loads((run / "summary.json").read_text())["model"])
+    assert any(not torch.equal(p, q) for p, q in zip(base.parameters(), model.parameters(), strict=True))
+    assert tok.chat_template
+
+
+def test_resume_onto_a_rebuilt_model_is_refused(grpo_full, grpo_args, tmp_path) -> None:
+    """A run resumed after its model path was rebuilt stops, naming both weight hashes and the fix."""
+    import shutil
+
+    _, run = grpo_full
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    (copy / "summary.json").unlink()  # not finished: the checkpoint at step 4 would be resumed
+    state = json.loads((copy / "local_state.json").read_text())
+    state["model_key"] = {"build": {}, "weights_sha256": "cd" * 32}
+    (copy / "local_state.json").write_text(json.dumps(state))
+    with pytest.raises(ValueError, match=r"cdcdcdcdcdcd then.*rebuilt since.*resume_mode=disable"):
+        run_local(cfg_for(*grpo_args), copy)
 
 
 def test_resume_after_kill_continues_identically(grpo_resumed) -> None:

@@ -177,3 +177,14 @@ def test_a_checkpoint_with_foreign_meta_is_used_as_is(ckpts, tmp_path) -> None:
         given_checkpoint(compose(["recipe=grpo", "scale=laptop", f"actor_rollout_ref.model.path={d}"]))
         is None
     )
+    # another builder's model is a given checkpoint: the base model at the cold start's scale and the
+    # cold start at the base model's are used as is, never rebuilt over (each stays its builder's cache)
+    at = {"recipes.local.sft": "scale=laptop_base", "recipes.local.pretrain": "scale=laptop"}
+    for builder, scale in at.items():
+        (d / "rlvr_meta.json").write_text(json.dumps({"build": {"builder": builder}}))
+        assert given_checkpoint(compose(["recipe=grpo", scale, f"actor_rollout_ref.model.path={d}"])) == d
+    (d / "rlvr_meta.json").write_text(json.dumps({"build": {"builder": "recipes.local.pretrain"}}))
+    assert (
+        given_checkpoint(compose(["recipe=grpo", "scale=laptop_base", f"actor_rollout_ref.model.path={d}"]))
+        is None
+    )
