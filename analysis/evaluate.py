@@ -112,8 +112,9 @@ def _summary_model(run_dir: Path) -> str | None:
         return None
 
 
-def _check_base(run_dir: Path, base: Path) -> None:
-    """Refuse to load a run's state onto a model path rebuilt since the run (its recorded weights differ)."""
+def check_run_base(run_dir: Path, base: Path) -> None:
+    """Refuse a run's model path when it was rebuilt since the run: the weights sha256 the run recorded
+    (``summary.json``'s ``model_key``) differ from what the path holds now. No record: no check."""
     try:
         then = (json.loads((run_dir / "summary.json").read_text()).get("model_key") or {}).get(
             "weights_sha256"
@@ -123,9 +124,9 @@ def _check_base(run_dir: Path, base: Path) -> None:
     now = (model_key(base) or {}).get("weights_sha256")
     if then and then != now:
         raise FileNotFoundError(
-            f"evaluate: {run_dir} holds only training state for {base}, and {base} was rebuilt since the run "
+            f"{run_dir} started from {base}, and {base} was rebuilt since the run "
             f"(weights sha256 {then[:12]} then, {str(now)[:12]} now). Fix: rebuild that model as the run did "
-            "(the run's command at the run's commit), or run it again: runs save an HF checkpoint now"
+            "(the run's command at the run's commit), or run the run again (runs save an HF checkpoint now)"
         )
 
 
@@ -165,7 +166,7 @@ def resolve_model(model: str) -> tuple[str, str | None]:
         if base:
             base = Path(str(base)).expanduser()
             if state:
-                _check_base(p, base)
+                check_run_base(p, base)
             return str(base), state
     if not p.exists() and re.fullmatch(r"[\w.-]+/[\w.-]+", model):
         return model, None  # a Hugging Face hub id (downloaded by the sampler)

@@ -26,7 +26,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from analysis import thinking_budget as tb
-from analysis.evaluate import resolve_model
+from analysis.evaluate import check_run_base, resolve_model
 from analysis.thinking_budget import curve_table, draw
 from core import results
 from core.cli import hydra_main, require
@@ -48,6 +48,9 @@ def models(cfg: DictConfig) -> dict[str, tuple[str, str | None]]:
     if cfg.base == "auto":
         base = _run_cfg(str(cfg.model), "actor_rollout_ref.model.path")
         if base:
+            check_run_base(
+                Path(str(cfg.model)), Path(str(base)).expanduser()
+            )  # the base the run started from
             out["base"] = (str(Path(str(base)).expanduser()), None)
     elif cfg.base:
         out["base"] = resolve_model(str(cfg.base))

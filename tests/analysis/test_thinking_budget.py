@@ -191,3 +191,26 @@ def test_doc_renders_the_curve_over_rl_seeds(taught, tmp_path: Path, monkeypatch
     row = next(line for line in md.splitlines() if line.startswith("| all |") and "N=" in line)
     assert row.split("|")[5].strip().startswith(f"{mean:.2f}")
     assert "in 2 of 2 seeds" in md  # one level: no plateau can come before an easier level's
+
+
+def test_base_auto_refuses_a_base_rebuilt_since_the_run(tmp_path: Path) -> None:
+    """base=auto reads the run's model path; if the run recorded other weights there, it stops."""
+    from omegaconf import OmegaConf
+
+    base, run = tmp_path / "base", tmp_path / "run"
+    base.mkdir()
+    (base / "config.json").write_text("{}")
+    (base / "rlvr_meta.json").write_text(json.dumps({"build": {}, "weights_sha256": "aa" * 32}))
+    hf = run / "checkpoints" / "global_step_1" / "huggingface"
+    hf.mkdir(parents=True)
+    (hf / "config.json").write_text("{}")
+    (hf / "model.safetensors").write_bytes(b"x")
+    (run / "config.yaml").write_text(f"actor_rollout_ref:\n  model:\n    path: {base}\n")
+    cfg = OmegaConf.create({"model": str(run), "base": "auto"})
+    (run / "summary.json").write_text(json.dumps({"model_key": {"weights_sha256": "aa" * 32}}))
+    assert budget.models(cfg) == {"base": (str(base), None), "rl": (str(hf), None)}
+    (run / "summary.json").write_text(json.dumps({"model_key": {"weights_sha256": "bb" * 32}}))
+    with pytest.raises(
+        FileNotFoundError, match=r"rebuilt since the run.*bbbbbbbbbbbb then, aaaaaaaaaaaa now"
+    ):
+        budget.models(cfg)
