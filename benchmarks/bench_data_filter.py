@@ -133,7 +133,9 @@ def _report(
     rest = t["total_s"] - t["generate_s"] - t["score_s"] - t["write_s"]
     print(
         f"inside the filter (last round): generate {t['generate_s']:.2f} s, score {t['score_s']:.2f} s, "
-        f"shard writes {t['write_s']:.2f} s, rest (hash, outputs, PNG, veRL checks) {rest:.2f} s"
+        f"shard writes {t['write_s']:.2f} s, per run {rest:.2f} s (output sets with veRL's load checks "
+        f"{t.get('outputs_s', float('nan')):.2f} s, plot {t.get('plot_s', float('nan')):.2f} s, the rest: "
+        "input hash and checks)"
     )
     own = t["total_s"] - t["generate_s"]
     print(
@@ -152,6 +154,15 @@ def _report(
             "whole_filter": {"wall_s": b_times, "cpu_s": b_cpu},
             "overhead": {"wall": (b - a) / a, "cpu": (bc - ac) / ac, "target_cpu": 0.10},
             "inside_filter_last_round": t,
+            # the filter's own work (wall, same process): per sample (scoring, shard writes) as a share
+            # of its generation, and per run (input hash and checks, output sets with veRL's load checks,
+            # the plot), which a larger job spreads thinner
+            "own_work": {
+                "per_sample_s": t["score_s"] + t["write_s"],
+                "per_sample_share": (t["score_s"] + t["write_s"]) / t["generate_s"],
+                "per_run_s": rest,
+                "per_run_share": rest / t["generate_s"],
+            },
             "samples": last["samples"],
         },
     )

@@ -291,13 +291,18 @@ def run(
         Path(cfg.cache_dir) if cfg.cache_dir else out / "cache", key, parts, len(rows), params.batch_prompts
     )
     timings = sample_all(rows, store, generator, score_fn, n, int(cfg.seed), bool(cfg.progress))
+    t_outputs = time.perf_counter()
     samples = store.load()
     stats = pass_rates(samples, rows, band)
     atomic_write_table(pa.Table.from_pylist(stats), out / "pass_rates.parquet")
     files, keep, sft_counts = _write_sets(cfg, rows, stats, samples, out)
     rates = [s["pass_rate"] for s in stats]
     title = f"{data.parent.name}/{data.name} · model {Path(str(cfg.model)).name}"
+    t_plot = time.perf_counter()
     hist_path = plot_histogram(rates, n, band, out / "pass_rate_hist.png", title=title)
+    # once per run, whatever the number of samples: the output sets with veRL's load checks, the plot
+    timings["outputs_s"] = t_plot - t_outputs
+    timings["plot_s"] = time.perf_counter() - t_plot
     total = len(rates)
     summary = {
         "data": str(data),

@@ -12,6 +12,9 @@
   and the shares of dense arithmetic, other torch ops and time outside ops.
 - ``preflight-timings``: ``results/preflight/timings_100k.json``: each pre-flight check's time per
   tokenizer on a generated 100k-row dataset, beside veRL's own overlong filter on the same rows.
+- ``numerics-cost``: ``results/bench_numerics/latest.json``: what the CPU arithmetic pins cost.
+- ``filter-overhead``: ``results/bench_data_filter/latest.json``: the difficulty filter's CPU time
+  over generation alone, and its own work split into per-sample and per-run.
 Blocks listed in ``docgen.blocks``; a missing results file renders the command that writes it.
 """
 
@@ -297,3 +300,32 @@ def _dearer(ratios: dict[str, Any]) -> str:
     if len(set(pin.values())) == 1:
         return f"The dearer pin: {next(iter(pin.values()))}'s, " + " and ".join(names[w] for w in pin) + "."
     return "The dearer pin: " + ", ".join(f"{v}'s {names[w]}" for w, v in pin.items()) + "."
+
+
+def filter_overhead() -> Rendered:
+    """The offline difficulty filter's cost over generation alone (``make results NAME=bench_data_filter``):
+    the CPU overhead against its target, and the filter's own work split into per-sample and per-run."""
+    res = table("bench_data_filter", "latest")
+    if res is None:
+        return missing("bench_data_filter")
+    st, ov = res["setup"], res["overhead"]
+    key = (st.get("model_key") or {}).get("weights_sha256")
+    model = f"the local engine's cold start (weights `{key[:12]}`)" if key else f"`{st['model']}`"
+    text = (
+        f"Measured on {model}, {st['prompts']} {st['task']} prompts × {st['n']} samples of at most "
+        f"{st['max_new_tokens']} new tokens, one thread, {st['rounds']} rounds (`benchmarks/bench_data_filter.py`): "
+        f"the whole filter took {ov['cpu']:+.1%} CPU time over generating the same samples alone (median; "
+        f"target ≤ {ov['target_cpu']:.0%}: {'met' if ov['cpu'] <= ov['target_cpu'] else 'missed'})."
+    )
+    own = res.get("own_work")
+    if own:
+        text += (
+            f" Of the filter's own work, scoring and shard writes grow with the samples: "
+            f"{own['per_sample_share']:.1%} of its generation time; the rest, {own['per_run_s']:.2f} s "
+            f"({own['per_run_share']:.1%} here), is paid once per run (the output sets and veRL's load check of "
+            "each, the histogram, the input's hash and checks), so a job with more or longer samples spreads "
+            "it thinner."
+        )
+    return Rendered(
+        text, sources=[source_line("results/bench_data_filter/latest.json", res.get("provenance"))]
+    )

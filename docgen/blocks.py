@@ -75,6 +75,7 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "engine-profile": benchmarks.engine_profile,
         "preflight-timings": benchmarks.preflight_timings,
         "numerics-cost": benchmarks.numerics_cost,  # docs/first_run.md
+        "filter-overhead": benchmarks.filter_overhead,  # docs/data.md
         # ablations (docs/ablations.md, README.md) and pipelines (docs/pipelines.md): one block per file in conf/
         "ablations-overview": ablations.overview,
     }
