@@ -9,8 +9,10 @@ hashing, sampling, scoring with ``rewards.compute_score``, shard writes, aggrega
 control / SFT parquet, histogram PNG, veRL load checks). Overhead = (b - a) / a, medians over
 rounds, in wall time and in this process's CPU time (sampling runs on one thread, so CPU time
 is the load-independent figure on a shared machine; reward worker processes, used for SymPy
-checks, are not in it). The filter's own split of its time (generate / score / write / rest)
-is printed too.
+checks, are not in it). The filter's own split of its time (generate / score / write / per run)
+is printed and recorded (``own_work``): scoring and shard writes grow with the samples; the output
+sets with veRL's load checks, the histogram and the input's hash are paid once per run, so their
+share depends on the job's size (rendered in docs/data.md).
 Default model: the local engine's cold-start checkpoint (``recipe=dapo scale=laptop``, arithmetic:
 realistic answers to score), from ``$RLVR_CACHE``, built on first use; the record names its build key
 and weights hash. Not a test: numbers depend on the machine.
