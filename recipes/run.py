@@ -22,6 +22,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from core import locks
+from core.cli import user_errors
 from recipes.compose import compose, diff, laptop_scale, options
 from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, require_gpus, verl_config
 from recipes.manifest import write_manifest
@@ -315,7 +316,9 @@ def main(cfg: DictConfig) -> None:
 def single(argv: list[str]) -> int:
     """One run from the command line, composed once: a mistake in the overrides is one ``error:``
     line (an unknown key with did-you-mean, an unknown option of a group, a malformed override)
-    before anything else; the composed config is the one :func:`run` validates and launches.
+    before anything else; the composed config is the one :func:`run` validates and launches, and an
+    expected error the local engine raises while running is one ``error:`` line too (exit 2;
+    :func:`core.cli.user_errors`).
     Hydra's own entry (:func:`main`) would compose it again and writes nothing more for a single run
     (``hydra.run.dir: .``, no output subdir, no job logging)."""
     try:
@@ -326,7 +329,8 @@ def single(argv: list[str]) -> int:
     _note_bare(cfg.hydra.runtime.choices)
     with open_dict(cfg):
         del cfg["hydra"]
-    return run(argv, cfg)
+    with user_errors():  # a refusal the engine raises mid-run (data too easy, a rebuilt model): one line
+        return run(argv, cfg)
 
 
 def _hydra_flags(argv: list[str]) -> bool:

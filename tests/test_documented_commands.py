@@ -331,17 +331,40 @@ def test_fast_documented_command(newcomer: Newcomer, doc: str) -> None:
     newcomer.run(doc, timeout=900)
 
 
+def stand_in(nc: Newcomer, hub: Path) -> Path:
+    """A plain HF checkpoint on disk standing for the docs' ``/models/Qwen2.5-0.5B-Instruct`` (no hub
+    here): the laptop cold start, which can do the laptop task as an instruct model can, built in the
+    newcomer's cache and copied without its build stamp (so the engine takes it as a user's own)."""
+    code = (
+        "from verl.trainer.ppo.reward import get_custom_reward_fn\n"
+        "from core.compose import compose\n"
+        "from recipes.local.coldstart import ensure_model\n"
+        "from recipes.local.data import ensure_task_files\n"
+        "cfg = compose(['recipe=dapo', 'scale=laptop'])\n"
+        "ensure_task_files(cfg)\n"
+        "print(ensure_model(cfg, get_custom_reward_fn(cfg)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=nc.env(), capture_output=True, text=True, timeout=1800
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = hub / "Qwen2.5-0.5B-Instruct"
+    shutil.copytree(
+        proc.stdout.strip().splitlines()[-1], out, ignore=shutil.ignore_patterns("rlvr_meta.json")
+    )
+    return out
+
+
 @pytest.mark.slow
 def test_slow_documented_commands_in_order(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The commands that train, in the docs' order, from one empty cache (small steps where long)."""
     nc = Newcomer(tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("cache"))
     runs = ROOT / "runs"
-    nc.values.update(
-        hf_dir=str(nc.cache / "models" / "tiny-base0"),
-        parquet=str(nc.cache / "data" / "chain_sum" / "test.parquet"),
-    )
+    nc.values.update(parquet=str(nc.cache / "data" / "chain_sum" / "test.parquet"))
     order = [c for c in documented() if PLAN[c].tier == "slow"]
     for doc in order:
+        if "{hf_dir}" in (PLAN[doc].run or "") and "hf_dir" not in nc.values:
+            nc.values["hf_dir"] = str(stand_in(nc, tmp_path_factory.mktemp("hub")))
         if "{run_dir" in (PLAN[doc].run or "") and "run_dir" not in nc.values:
             dirs = sorted(runs.glob("*/*/run.json"), key=lambda p: p.stat().st_mtime)
             assert len(dirs) >= 2, "the runs above left no run directories"

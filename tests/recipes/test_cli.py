@@ -91,3 +91,32 @@ def test_verl_engine_without_gpu_stops_at_once(tmp_path):
 
 def test_readme_table_matches_configs():
     assert generate(check=True, only=["recipes-table"]) == [], "README recipe table is stale: make docs"
+
+
+def test_a_refusal_raised_mid_run_is_one_error_line(tmp_path, monkeypatch, capsys):
+    """An expected error the local engine raises while running (here: dynamic sampling finding no
+    varied group) ends ``python -m recipes.run`` with one ``error:`` line and exit 2, not a traceback;
+    a bug keeps its traceback."""
+    import types
+
+    import pytest
+
+    import recipes.run as entry
+
+    def refuses(cfg, run_dir):
+        raise ValueError("[algorithm.filter_groups] only 0 of 16 groups varied (fix: change the data)")
+
+    monkeypatch.setattr(entry, "_local", lambda: types.SimpleNamespace(run_local=refuses))
+    argv = ["recipe=dapo", "engine=local", f"run_dir={tmp_path / 'run'}"]
+    with pytest.raises(SystemExit) as stop:
+        entry.single(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "error: [algorithm.filter_groups] only 0 of 16" in err
+    assert "Traceback" not in err
+
+    def crashes(cfg, run_dir):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(entry, "_local", lambda: types.SimpleNamespace(run_local=crashes))
+    with pytest.raises(TypeError):
+        entry.single(argv)
