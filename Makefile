@@ -80,7 +80,7 @@ bench-rewards: setup ## Verifier benchmark: FN/FP rates and latency vs math-veri
 	$(PY) -m benchmarks.bench_rewards $(ARGS)
 
 bench-engine: setup ## Local engine speed vs itself before its fast path, TRL GRPOTrainer and the machine floor (installs trl)
-	$(PIP) install -q "trl==1.16.0"
+	$(PIP) install -q "trl==1.11.0"
 	$(PY) -m benchmarks.bench_engine $(ARGS)
 
 eval: setup ## pass@k / maj@k evaluation: make eval MODEL=<path|run dir> DATA=<parquet> N=64 K=1,4,16,64
@@ -124,7 +124,7 @@ docs: setup ## Regenerate README.md's and docs/'s generated blocks and figures f
 	$(PY) -m docgen $(ARGS)
 
 results: setup ## Re-run one experiment the docs cite into results/: make results NAME=<experiment> [ARGS="jobs=1 ..."] (NAME= lists them)
-	$(if $(filter bench_engine%,$(NAME)),$(PIP) install -q "trl==1.16.0")
+	$(if $(filter bench_engine%,$(NAME)),$(PIP) install -q "trl==1.11.0")
 	$(PY) -m experiments.registry $(if $(NAME),name=$(NAME),list=true) $(if $(ARGS),"args=[$(subst $(space),$(comma),$(foreach a,$(ARGS),'$(a)'))]")
 
 reproduce: setup ## Re-run seed 0 of each headline experiment from an empty cache; fresh vs committed: make reproduce [NAMES=a,b] [OUT=dir]

@@ -14,7 +14,7 @@ clip 0.2/0.28, beta 0, one update per step, AdamW lr 1e-4 with 10 warmup steps, 
 - engine (before): the same engine with ``local.fast=false`` -- the plain path, the engine as it
   was before the fast path; before/engine is the fast path's speed-up. Its own model copy and
   generator seed, so both engines do the same steps.
-- trl: ``trl.GRPOTrainer`` 1.16 (``bf16=False``, ``gradient_checkpointing=False``, ``use_cpu=True``),
+- trl: ``trl.GRPOTrainer`` at :data:`TRL` (``bf16=False``, ``gradient_checkpointing=False``, ``use_cpu=True``),
   step times from a callback (``on_step_begin`` -> ``on_step_end``).
 - floor (the limit the engine is measured against): the engine's own generation
   (``core.sampler.generate`` under the fast path's ``decoding``, same settings) + one forward and
@@ -37,6 +37,7 @@ A Hydra app (``conf/command/bench_engine.yaml``):
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import statistics
 import tempfile
@@ -58,6 +59,12 @@ from recipes.local.coldstart import ensure_model
 from recipes.local.data import ensure_task_files
 from recipes.local.pretrain import ensure_base_model
 from recipes.local.trainer import Engine
+
+#: The peer's version. trl 1.11.0 is the newest that still ships ``trl.experimental.ppo``, which veRL
+#: 0.9.1's FSDP model patch imports whenever trl is installed (later trl removes it and breaks veRL's
+#: actor engine in the same environment); veRL's own pin, trl 0.27.0, fails to import under the
+#: transformers 5 this project runs. ``pyproject.toml`` (extra ``bench``) and the Makefile install it.
+TRL = "trl==1.11.0"
 
 #: Step shapes: the scale profile whose model and task the arms share, and the results folder.
 #: ``coldstart``: the SFT cold start on arithmetic (short, even responses); ``base``: the laptop base
@@ -317,16 +324,25 @@ def _rounds(a: DictConfig, eng, before, trl, trl_times, floor, naive, train, max
     return times
 
 
+def _trl_version() -> str | None:
+    """The installed trl's version, None when it is not installed (read without importing it)."""
+    if importlib.util.find_spec("trl") is None:
+        return None
+    return importlib.metadata.version("trl")
+
+
 def command(a: DictConfig) -> int:
     """Interleave the five arms, print per-round and overall medians and the ratios, record them."""
     if str(a.shape) not in SHAPES:
         raise ValueError(
             f"[shape] {a.shape!r} is not one of {sorted(SHAPES)} (fix: shape=coldstart or shape=base)"
         )
-    if importlib.util.find_spec("trl") is None:  # before minutes of model building, not after
+    have = _trl_version()  # before minutes of model building, not after
+    if have != TRL.split("==")[1]:
         raise UsageError(
-            "[trl] not installed: the TRL arm needs trl==1.16.0 (fix: make bench-engine, or "
-            "make results NAME=bench_engine, which install it; or pip install 'trl==1.16.0')"
+            f"[trl] {'not installed' if have is None else f'trl {have} is installed'}: the TRL arm needs "
+            f"{TRL} (fix: make bench-engine, or make results NAME=bench_engine, which install it; or "
+            f"pip install '{TRL}')"
         )
     shape, experiment = str(a.shape), SHAPES[str(a.shape)][1]
     torch.set_num_threads(int(a.threads))
@@ -377,6 +393,7 @@ def command(a: DictConfig) -> int:
             "shape": shape,
             "scale": SHAPES[shape][0],
             "max_response_length": max_new,
+            "trl": have,
         },
         "median_s": med,
         "ratios": ratios,

@@ -152,8 +152,12 @@ def engine_bench(experiment: str = "bench_engine") -> Rendered:
         "naive": "naive",
     }
     head = ["clock"] + [f"{names[a]} s/step" for a in arms] + [k.replace("trl", "TRL") for k in ratios]
+    trl = res["settings"].get("trl")
+    peer = (
+        f"\n\nTRL: `trl=={trl}`." if trl else "\n\nTRL: version not recorded (a record from before it was)."
+    )
     return Rendered(
-        Table(head, rows).markdown(),
+        Table(head, rows).markdown() + peer,
         sources=[source_line(f"results/{experiment}/latest.json", res.get("provenance"))],
     )
 
