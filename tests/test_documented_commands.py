@@ -137,13 +137,13 @@ PLAN: dict[str, Plan] = {
     "make docs": Plan("fast", why="regenerates the docs from results/: no diff"),
     # --- reward models, tts, distillation -------------------------------------------------------
     'make rm-data MODEL=<policy> DATA=<parquet> OUT=reports/labels ARGS="mc_k=8"': Plan(
-        "slow", run='make rm-data MODEL={hf_dir} DATA={parquet} OUT=reports/labels ARGS="mc_k=8"'
+        "slow", run='make rm-data MODEL={policy} DATA={parquet} OUT=reports/labels ARGS="mc_k=8"'
     ),
     "make rm KIND=prm DATA=reports/labels MODEL=<policy> LABELS=mc": Plan(
-        "slow", run="make rm KIND=prm DATA=reports/labels MODEL={hf_dir} LABELS=mc"
+        "slow", run="make rm KIND=prm DATA=reports/labels MODEL={policy} LABELS=mc"
     ),
     "make tts MODEL=<policy> DATA=<parquet> RM=prm N=64": Plan(
-        "slow", run="make tts MODEL={hf_dir} DATA={parquet} RM=prm N=64"
+        "slow", run="make tts MODEL={policy} DATA={parquet} RM=prm N=64"
     ),
     'make run RECIPE=grpo ENGINE=local ARGS="reward_model=prm"': Plan(
         "slow", run=f'make run RECIPE=grpo ENGINE=local ARGS="reward_model=prm {SHORT}"'
@@ -203,13 +203,13 @@ PLAN: dict[str, Plan] = {
     ),
     "make bench-preflight": Plan("self", why="re-records results/preflight (a 100k-row dataset)"),
     'make rm-data MODEL=<policy> DATA=<parquet|run dir> OUT=<dir> [ARGS="mc_k=8 ..."]': Plan(
-        "slow", run="make rm-data MODEL={hf_dir} DATA={parquet} OUT=reports/labels2"
+        "slow", run="make rm-data MODEL={policy} DATA={parquet} OUT=reports/labels2"
     ),
     'make rm KIND=orm|prm DATA=<rm-data dir> MODEL=<policy> [OUT=dir] [LABELS=rule|mc] [ARGS="dry_run=true"]': Plan(
-        "slow", run="make rm KIND=orm DATA=reports/labels MODEL={hf_dir}"
+        "slow", run="make rm KIND=orm DATA=reports/labels MODEL={policy}"
     ),
     'make tts MODEL=<policy> DATA=<parquet> RM="orm prm" [N=64] [OUT=dir]': Plan(
-        "slow", run='make tts MODEL={hf_dir} DATA={parquet} RM="orm prm"'
+        "slow", run='make tts MODEL={policy} DATA={parquet} RM="orm prm"'
     ),
     "make estimate RECIPE=<name>": Plan("fast", run="make estimate RECIPE=dapo"),
     "make sweep SWEEP=<name> [RECIPE=...] [SCALE=...]": Plan(
@@ -360,7 +360,12 @@ def test_slow_documented_commands_in_order(tmp_path_factory: pytest.TempPathFact
     """The commands that train, in the docs' order, from one empty cache (small steps where long)."""
     nc = Newcomer(tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("cache"))
     runs = ROOT / "runs"
-    nc.values.update(parquet=str(nc.cache / "data" / "chain_sum" / "test.parquet"))
+    nc.values.update(
+        parquet=str(nc.cache / "data" / "chain_sum" / "test.parquet"),
+        # docs/reward_models.md's <policy>: the model the laptop grpo run trains (its base model), so the
+        # reward model built on it shares the run's tokenizer
+        policy=str(nc.cache / "models" / "tiny-base0"),
+    )
     order = [c for c in documented() if PLAN[c].tier == "slow"]
     for doc in order:
         if "{hf_dir}" in (PLAN[doc].run or "") and "hf_dir" not in nc.values:
