@@ -315,11 +315,15 @@ def filter_overhead() -> Rendered:
     st, ov = res["setup"], res["overhead"]
     key = (st.get("model_key") or {}).get("weights_sha256")
     model = f"the local engine's cold start (weights `{key[:12]}`)" if key else f"`{st['model']}`"
+    pure, whole = res["generation_alone"]["cpu_s"], res["whole_filter"]["cpu_s"]
+    rounds = [w / g - 1 for g, w in zip(pure, whole, strict=True)]
     text = (
         f"Measured on {model}, {st['prompts']} {st['task']} prompts × {st['n']} samples of at most "
         f"{st['max_new_tokens']} new tokens, one thread, {st['rounds']} rounds (`benchmarks/bench_data_filter.py`): "
-        f"the whole filter took {ov['cpu']:+.1%} CPU time over generating the same samples alone (median; "
-        f"target ≤ {ov['target_cpu']:.0%}: {'met' if ov['cpu'] <= ov['target_cpu'] else 'missed'})."
+        f"the whole filter took {ov['cpu']:+.1%} CPU time over generating the same samples alone (medians; "
+        f"round by round {min(rounds):+.1%} to {max(rounds):+.1%}; target ≤ {ov['target_cpu']:.0%}: "
+        f"{'met' if ov['cpu'] <= ov['target_cpu'] else 'missed'} by the median"
+        + (", not by every round)." if max(rounds) > ov["target_cpu"] >= ov["cpu"] else ").")
     )
     own = res.get("own_work")
     if own:
