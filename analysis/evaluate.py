@@ -31,7 +31,7 @@ from analysis.render import Document, Section, Table
 from core import versions
 from core.cli import hydra_main, require
 from core.data import Prompt, chat_ids, read_rows, sha256_file
-from core.model import model_key
+from core.model import weights_changed
 from core.runs import Run
 from core.sampling import Settings, auto_sampler_name, decode, make_sampler, score_text
 from rewards import compute_score
@@ -116,16 +116,14 @@ def check_run_base(run_dir: Path, base: Path) -> None:
     """Refuse a run's model path when it was rebuilt since the run: the weights sha256 the run recorded
     (``summary.json``'s ``model_key``) differ from what the path holds now. No record: no check."""
     try:
-        then = (json.loads((run_dir / "summary.json").read_text()).get("model_key") or {}).get(
-            "weights_sha256"
-        )
+        summary = json.loads((run_dir / "summary.json").read_text())
     except (OSError, ValueError):
         return  # no record to check against
-    now = (model_key(base) or {}).get("weights_sha256")
-    if then and then != now:
+    changed = weights_changed(summary["model_key"], base) if "model_key" in summary else None
+    if changed:
         raise FileNotFoundError(
             f"{run_dir} started from {base}, and {base} was rebuilt since the run "
-            f"(weights sha256 {then[:12]} then, {str(now)[:12]} now). Fix: rebuild that model as the run did "
+            f"(weights sha256 {changed[0]} then, {changed[1]} now). Fix: rebuild that model as the run did "
             "(the run's command at the run's commit), or run the run again (runs save an HF checkpoint now)"
         )
 

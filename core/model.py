@@ -340,6 +340,15 @@ def model_key(path: str | Path | None) -> dict[str, Any] | None:
     return {"build": m.get("build"), "weights_sha256": m.get("weights_sha256")}
 
 
+def weights_changed(recorded: dict[str, Any] | None, path: str | Path) -> tuple[str, str] | None:
+    """When ``path`` no longer holds the model a run recorded (``recorded``: its :func:`model_key` then,
+    None for a model not built here): the weights sha256 then and now, 12 hex digits each (``none``:
+    no build stamp). None when they are the same."""
+    then = (recorded or {}).get("weights_sha256")
+    now = (model_key(path) or {}).get("weights_sha256")
+    return None if then == now else (str(then or "none")[:12], str(now or "none")[:12])
+
+
 def builder_of(path: str | Path) -> str | None:
     """The ``builder`` a checkpoint directory's ``rlvr_meta.json`` build stamp names (None: no stamp,
     no builder, or unreadable -- a checkpoint :func:`cached_build` did not write)."""

@@ -47,11 +47,10 @@ def models(cfg: DictConfig) -> dict[str, tuple[str, str | None]]:
     out: dict[str, tuple[str, str | None]] = {}
     if cfg.base == "auto":
         base = _run_cfg(str(cfg.model), "actor_rollout_ref.model.path")
-        if base:
-            check_run_base(
-                Path(str(cfg.model)), Path(str(base)).expanduser()
-            )  # the base the run started from
-            out["base"] = (str(Path(str(base)).expanduser()), None)
+        if base:  # the base the run started from, refused if it was rebuilt since the run
+            base = Path(str(base)).expanduser()
+            check_run_base(Path(str(cfg.model)), base)
+            out["base"] = (str(base), None)
     elif cfg.base:
         out["base"] = resolve_model(str(cfg.base))
     if out.get("base") == rl:

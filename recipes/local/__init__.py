@@ -144,10 +144,11 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     state_file = run_dir / "local_state.json"
     state = json.loads(state_file.read_text()) if resumed and state_file.is_file() else {}
     key = models.model_key(path)
-    if resumed and "model_key" in state and _sha(state["model_key"]) != _sha(key):
+    changed = models.weights_changed(state["model_key"], path) if "model_key" in state else None
+    if changed:
         raise ValueError(
             f"[actor_rollout_ref.model.path] {path} is not the model {run_dir} started from (weights "
-            f"sha256 {_sha(state['model_key'])} then, {_sha(key)} now: it was rebuilt since). "
+            f"sha256 {changed[0]} then, {changed[1]} now: it was rebuilt since). "
             "Fix: a fresh run (another run_dir, or trainer.resume_mode=disable); the run's own weights are "
             f"in {ckpt_dir}/global_step_<n>/huggingface"
         )
@@ -200,11 +201,6 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         f"in {summary['steps']} steps, {summary['minutes']:.1f} min, run dir {run_dir}"
     )
     return summary
-
-
-def _sha(key: dict[str, Any] | None) -> str:
-    """A model key's weights sha256, its first 12 hex digits (``none``: a model not built here)."""
-    return str((key or {}).get("weights_sha256") or "none")[:12]
 
 
 def _train(

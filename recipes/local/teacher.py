@@ -5,11 +5,12 @@ A directory there with ``config.json`` that this module did not build is a user'
 as is. Otherwise, when ``local.teacher`` is set, the teacher is built there: the laptop policy (the
 cold start of ``local.teacher.recipe`` at ``local.teacher.scale``, :mod:`recipes.local.coldstart`)
 after ``local.teacher.steps`` steps of that recipe on the local engine (``python -m recipes.run``,
-its output shown; ``local.teacher.overrides`` apply to both), exported as an HF checkpoint with the
-policy's tokenizer. The build is cached by what builds it (:func:`core.model.cached_build`): the
-policy's build stamp and weights, the teacher settings, veRL's version and the sources of the
-engine, the rewards, the tasks and ``conf/``; a change to any of them rebuilds it. :func:`train` is
-the one teacher-training step, shared with ``make results NAME=opd``.
+its output shown; ``local.teacher.overrides`` apply to both): the HF checkpoint of the run's last
+step (model and tokenizer as the run saved them). The build is cached by what builds it
+(:func:`core.model.cached_build`): the policy's build stamp and weights, the teacher settings,
+veRL's version and the sources of the engine, the rewards, the tasks and ``conf/``; a change to any
+of them rebuilds it. :func:`train` is the one teacher-training step, shared with ``make results
+NAME=opd``.
 
 Does not: build a teacher on the veRL path (there the teacher is any HF checkpoint that exists), or
 build at a path the user typed (``recipes.run`` refuses a given teacher path that holds no checkpoint).
@@ -34,6 +35,7 @@ from recipes.compose import compose
 from recipes.launch_local import local_command
 from recipes.local.coldstart import ensure_model
 from recipes.local.data import ensure_task_files
+from recipes.local.trainer import export_policy
 from recipes.validate.models import TEACHER_KEY
 
 #: The build stamp's builder name.
@@ -53,8 +55,8 @@ def train(
     logfile: Path | None = None,
 ) -> dict[str, Any]:
     """Train ``policy`` for ``steps`` steps of ``recipe`` at ``scale`` on the local engine in ``run_dir``
-    (``extra``: more overrides) and save the last checkpoint to ``out`` as an HF checkpoint with the
-    policy's tokenizer. The run's output goes to ``logfile``, else to this process's. Returns the
+    (``extra``: more overrides) and copy its last checkpoint's policy (an HF checkpoint with the
+    policy's tokenizer) to ``out``. The run's output goes to ``logfile``, else to this process's. Returns the
     run's summary (``summary.json``)."""
     model = f"actor_rollout_ref.model.path={policy}"
     steps_ = [f"trainer.total_training_steps={steps}", f"trainer.save_freq={steps}"]
@@ -69,9 +71,7 @@ def train(
         raise RuntimeError(
             f"[{TEACHER_KEY}] the teacher's training run failed (exit {rc}){where}: {' '.join(cmd)}"
         )
-    step = (run_dir / "checkpoints" / "latest_checkpointed_iteration.txt").read_text().strip()
-    model, tok = models.load(policy, run_dir / "checkpoints" / f"global_step_{step}" / "state.pt")
-    models.save(model, tok, out)
+    export_policy(run_dir, out)
     return json.loads((run_dir / "summary.json").read_text())
 
 

@@ -46,6 +46,21 @@ from recipes.local.distill import Distiller, verl_batch
 from recipes.local.track import data_metrics, drift
 
 
+def export_policy(run_dir: Path, out: Path) -> Path:
+    """Copy the policy of a local run's last checkpoint (``checkpoints/global_step_N/huggingface``,
+    model and tokenizer as the run saved them) to ``out``; returns ``out``."""
+    ckpt = Path(run_dir) / "checkpoints"
+    tracker = ckpt / "latest_checkpointed_iteration.txt"
+    hf = ckpt / f"global_step_{tracker.read_text().strip()}" / "huggingface" if tracker.is_file() else None
+    if hf is None or not (hf / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{run_dir}: no saved policy (checkpoints/global_step_<n>/huggingface; "
+            "fix: trainer.save_freq > 0, and a run made by this version of the engine)"
+        )
+    shutil.copytree(hf, out, dirs_exist_ok=True)
+    return Path(out)
+
+
 class Engine:
     """Holds the policy, reference, optimizer, data stream and counters of one run."""
 

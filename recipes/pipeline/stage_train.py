@@ -35,6 +35,7 @@ from core import model as models
 from core.compose import compose_file
 from core.data import load_prompts
 from core.sampling import LocalSampler, Settings, pass_rates
+from recipes.local.trainer import export_policy
 from recipes.pipeline.core import STAGES, StageContext, log
 from recipes.run import run
 from recipes.schema import schema_errors
@@ -49,17 +50,6 @@ def _merge_cmd(ckpt: Path, sub: str, target: Path) -> str:
         f"{shlex.quote(sys.executable)} -m verl.model_merger merge --backend fsdp --local_dir {local} "
         f"--target_dir {shlex.quote(str(target))}"
     )
-
-
-def export_policy(init: str | Path, run_dir: Path, out: Path) -> Path:
-    """Write the local engine's last checkpoint of ``run_dir`` as an HF checkpoint at ``out``."""
-    ckpt = run_dir / "checkpoints"
-    tracker = ckpt / "latest_checkpointed_iteration.txt"
-    if not tracker.is_file():
-        raise FileNotFoundError(f"[rl] {run_dir}: no checkpoint to export (fix: set trainer.save_freq > 0)")
-    model, tok = models.load(init, ckpt / f"global_step_{int(tracker.read_text())}" / "state.pt")
-    models.save(model, tok, out)
-    return out
 
 
 @STAGES.register("rl")
@@ -109,7 +99,7 @@ def rl_stage(ctx: StageContext) -> dict[str, Any]:
     if dry:
         return out
     summary = json.loads((ctx.run_dir / "summary.json").read_text())
-    export_policy(model, ctx.run_dir, hf)
+    export_policy(ctx.run_dir, hf)
     out["summary"] = {k: summary[k] for k in ("start_acc", "end_acc", "steps", "minutes", "eval_samples")}
     return out
 

@@ -163,6 +163,29 @@ def test_checkpoint_holds_the_policy_as_an_hf_checkpoint(grpo_full) -> None:
     assert tok.chat_template
 
 
+def test_export_policy_copies_the_last_checkpoints_policy(grpo_full, tmp_path) -> None:
+    """export_policy (the teacher's and the pipeline's rl stage's output) is the run's last saved policy."""
+    from core import model as models
+    from recipes.local.trainer import export_policy
+
+    _, run = grpo_full
+    out = export_policy(run, tmp_path / "out")
+    hf = run / "checkpoints" / "global_step_4" / "huggingface"
+    assert models.weights_sha256(out) == models.weights_sha256(hf)
+    assert models.weights_sha256(out) != models.weights_sha256(
+        hf.parent.parent / "global_step_2" / "huggingface"
+    )
+    assert models.load_tokenizer(out).chat_template
+    # the same weight files as loading state.pt onto the run's model and saving that (the former export)
+    models.save(
+        *models.load(json.loads((run / "summary.json").read_text())["model"], hf.parent / "state.pt"),
+        tmp_path / "old",
+    )
+    assert models.weights_sha256(tmp_path / "old") == models.weights_sha256(out)
+    with pytest.raises(FileNotFoundError, match=r"no saved policy.*save_freq"):
+        export_policy(tmp_path / "not_a_run", tmp_path / "out2")
+
+
 def test_resume_onto_a_rebuilt_model_is_refused(grpo_full, grpo_args, tmp_path) -> None:
     """A run resumed after its model path was rebuilt stops, naming both weight hashes and the fix."""
     import shutil
