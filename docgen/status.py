@@ -156,7 +156,8 @@ def reproduce_block(name: str) -> Rendered:
 def numerics_trace() -> Rendered:
     """``make results NAME=numerics_trace``: the base model's first pretraining steps on this machine
     and on emulated processors, per optimizer: the step at which the weights part, and how often each
-    processor's ``torch.sqrt`` misrounds."""
+    processor's ``torch.sqrt`` misrounds; then (when recorded) windows of later build steps and the
+    first RL steps, compared the same way."""
     path = results.results_dir() / "numerics_trace" / "latest.json"
     if not path.is_file():
         return Rendered("*Not run yet: `make results NAME=numerics_trace`.*")
@@ -181,12 +182,39 @@ def numerics_trace() -> Rendered:
     ]
     text = Table(head, rows).markdown() + f"\n\nEmulator: {d['emulator']}."
     sources = [source_line("results/numerics_trace/latest.json", d["provenance"])]
+    win_path = path.with_name("windows.json")
+    if win_path.is_file():
+        w = results.read_json(win_path)
+        win_rows = [
+            [
+                f"{r['window_at'] + 1}–{r['window_at'] + r['steps']}",
+                "this machine, from the saved state"
+                if r["processor"] == "native"
+                else f"{r['processor']} (emulated)",
+                "never" if r["first_step_differing"] is None else f"**{r['first_step_differing']}**",
+            ]
+            for r in w["rows"]
+        ]
+        win_head = ["build steps", "processor", "weights differ from the uninterrupted build's from step"]
+        text += (
+            f"\n\nThen later steps of the same {w['build_steps']}-step build, each window run from the build's "
+            f"saved state (weights, optimizer moments, lr schedule, batch sampler), here and emulated, "
+            f"against the build run uninterrupted here; a window that ends at step {w['build_steps']} ends at "
+            f"the base model's final weights:\n\n{Table(win_head, win_rows).markdown()}"
+        )
+        sources.append(source_line("results/numerics_trace/windows.json", w["provenance"]))
     rl_path = path.with_name("rl.json")
     if rl_path.is_file():
         rl = results.read_json(rl_path)
         rl_rows = [
             [
-                f"this machine ({native})" if r["processor"] == "native" else f"{r['processor']} (emulated)",
+                f"{r.get('from_step', 0) + 1}–{r.get('from_step', 0) + rl['steps']}",
+                ("this machine" if r["processor"] == "native" else f"{r['processor']} (emulated)")
+                + (
+                    f", resumed from the checkpoint at step {r['from_step']}"
+                    if r.get("resumed")
+                    else (" (the reference run)" if r["processor"] == "native" else "")
+                ),
                 f"{r['files'] - len(r['files_differing'])} of {r['files']}",
                 f"{r['metrics'] - len(r['metrics_differing'])} of {r['metrics']}",
                 ", ".join(f"`{k}`" for k in r["metrics_differing"]) or "none",
@@ -194,13 +222,17 @@ def numerics_trace() -> Rendered:
             for r in rl["rows"]
         ]
         rl_head = [
+            "RL steps",
             "processor",
-            "files identical to this machine's (checkpoint, rollouts, validation)",
+            "files identical to the reference run's (checkpoint, rollouts, validation)",
             "logged values identical (step/metric, clocks aside)",
             "logged values that differ (step/metric; the record holds both, rounded)",
         ]
         text += (
-            f"\n\nThen {rl['steps']} RL steps of `r1_zero` (seed 0) from the same base model, here and emulated:"
+            f"\n\nThen RL steps of `r1_zero` (seed 0) from the same base model, here and emulated, each "
+            "compared with the reference run, made here without a stop, by its files (the last checkpoint, "
+            "the rollouts and validation samples of those steps) and its logged values; a window resumed "
+            "from the reference run's checkpoint starts from the state the run had there:"
             f"\n\n{Table(rl_head, rl_rows).markdown()}"
         )
         sources.append(source_line("results/numerics_trace/rl.json", rl["provenance"]))
