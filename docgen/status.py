@@ -165,7 +165,8 @@ def numerics_trace() -> Rendered:
     native = cpu_label(d.get("native") or {}, flags=True)
     rows = [
         [
-            f"this machine ({native})" if r["processor"] == "native" else f"{r['processor']} (emulated)",
+            (f"this machine ({native})" if r["processor"] == "native" else f"{r['processor']} (emulated)")
+            + (f", {r['threads']} threads" if r.get("threads", 1) != 1 else ""),
             f"`{r['optimizer']}`",
             "yes" if r["corpus_same"] and r["init_same"] else "**no**",
             "never" if r["first_step_differing"] is None else f"**{r['first_step_differing']}**",

@@ -5,7 +5,8 @@ corpus, tokenizer, initial weights, batches and :func:`recipes.local.pretrain.lm
 processor and, under QEMU's user-mode emulator (``qemu-x86_64 -cpu <model>``), as the x86-64
 processors in ``cpus`` (an Intel Haswell and an AMD EPYC Rome by default: AVX2, no AVX-512), once
 per optimizer of :data:`OPTIMIZERS` (the project's, :func:`core.numerics.adamw`, and torch's
-default AdamW). It records a sha256 of the weights after every step, the first step at which each
+default AdamW), and natively at the other thread counts of ``threads`` (``local.threads``; the
+project's optimizer). It records a sha256 of the weights after every step, the first step at which each
 processor's weights part from this one's, and on each processor the share of float32 square roots
 ``torch.sqrt`` does not round correctly (against numpy's IEEE square root).
 
@@ -92,10 +93,11 @@ def sqrt_misrounded(n: int = 200_003) -> float:
     return float((x.sqrt() != torch.from_numpy(np.sqrt(x.numpy()))).float().mean())
 
 
-def trace(optimizer: str, steps: int) -> dict[str, Any]:
-    """Weights digest after each of the first ``steps`` pretraining steps of ``scale=laptop_base``."""
+def trace(optimizer: str, steps: int, threads: int = 1) -> dict[str, Any]:
+    """Weights digest after each of the first ``steps`` pretraining steps of ``scale=laptop_base``
+    (at ``threads`` torch threads: ``local.threads``)."""
 
-    cfg = compose(["recipe=r1_zero", "scale=laptop_base"])
+    cfg = compose(["recipe=r1_zero", "scale=laptop_base", f"local.threads={threads}"])
     p = cfg.local.pretrain
     b = pretrain.setup(cfg, OPTIMIZERS.get(optimizer))
     out: dict[str, Any] = {
@@ -327,7 +329,7 @@ def rl_trace(cpus: list[str], steps: int, root: Path, start: int = 0, jobs: int 
 
 def worker_command(cpu: str | None, *args: Any) -> list[str]:
     """The command that prints one worker's JSON, natively (``cpu=None``) or emulated: ``(optimizer,
-    steps)`` for :func:`trace`, ``("--window", state_path, steps)`` for :func:`window`."""
+    steps, threads)`` for :func:`trace`, ``("--window", state_path, steps)`` for :func:`window`."""
     head = [] if args[:1] == ("--window",) else ["--worker"]
     cmd = [sys.executable, "-m", "experiments.numerics_trace", *head, *map(str, args)]
     return cmd if cpu is None else [EMULATOR, "-cpu", cpu, *cmd]
@@ -508,25 +510,35 @@ def windows_part(cfg: DictConfig) -> None:
 
 
 def pretrain_part(cfg: DictConfig) -> None:
-    """The pretraining traces natively and on ``cpus``, per optimizer; recorded as ``latest.json``."""
+    """The pretraining traces natively and on ``cpus``, per optimizer, and natively at the other thread
+    counts of ``threads``; recorded as ``latest.json``."""
     steps, cpus = int(cfg.steps), [str(c) for c in cfg.cpus]
     if steps < 1 or not cpus:
         raise UsageError("[steps] at least 1 and [cpus] at least one QEMU model (qemu-x86_64 -cpu help)")
-    jobs = [(cpu, opt) for opt in OPTIMIZERS.names() for cpu in [None, *cpus]]
+    threads = sorted({int(t) for t in cfg.threads if int(t) != 1})
+    # (processor, optimizer, threads): both optimizers on every processor at one thread, then the
+    # project's optimizer natively at each other thread count
+    jobs = [(cpu, opt, 1) for opt in OPTIMIZERS.names() for cpu in [None, *cpus]]
+    jobs += [(None, "project", t) for t in threads]
     print(
         f"[numerics_trace] {len(jobs)} traces of {steps} steps ({len(cpus)} emulated processors)", flush=True
     )
     with ThreadPoolExecutor(max_workers=int(cfg.jobs)) as pool:
-        done = list(pool.map(lambda j: run_worker(j[0], j[1], steps), jobs))
-    traces = {f"{cpu or 'native'}/{opt}": t for (cpu, opt), t in zip(jobs, done, strict=True)}
+        done = list(pool.map(lambda j: run_worker(j[0], j[1], steps, j[2]), jobs))
+
+    def name(cpu: str | None, opt: str, t: int) -> str:
+        return f"{cpu or 'native'}/{opt}" + (f"/{t}threads" if t != 1 else "")
+
+    traces = {name(*j): t for j, t in zip(jobs, done, strict=True)}
     rows = []
-    for cpu, opt in jobs:
-        t, ref = traces[f"{cpu or 'native'}/{opt}"], traces[f"native/{opt}"]
+    for cpu, opt, n in jobs:
+        t, ref = traces[name(cpu, opt, n)], traces[f"native/{opt}"]
         part = first_difference(ref["weights"], t["weights"])
         rows.append(
             {
                 "processor": cpu or "native",
                 "optimizer": opt,
+                "threads": n,
                 "corpus_same": t["corpus"] == ref["corpus"],
                 "init_same": t["init"] == ref["init"],
                 "first_step_differing": part,
@@ -536,6 +548,7 @@ def pretrain_part(cfg: DictConfig) -> None:
     header = [
         "processor",
         "optimizer",
+        "threads",
         "same corpus and initial weights",
         "weights part at step",
         "sqrt misrounded",
@@ -546,6 +559,7 @@ def pretrain_part(cfg: DictConfig) -> None:
             [
                 r["processor"],
                 r["optimizer"],
+                str(r["threads"]),
                 "yes" if r["corpus_same"] and r["init_same"] else "no",
                 "never" if r["first_step_differing"] is None else str(r["first_step_differing"]),
                 f"{r['sqrt_misrounded']:.2%}",
@@ -568,7 +582,7 @@ main = hydra_main("command", "numerics_trace", command)
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
-        print(json.dumps(trace(sys.argv[2], int(sys.argv[3]))))
+        print(json.dumps(trace(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
     elif sys.argv[1:2] == ["--window"]:
         print(json.dumps(window(Path(sys.argv[2]), int(sys.argv[3]))))
     else:

@@ -60,7 +60,8 @@ def untag_answer(text: str) -> str:
 
 def build_meta(cfg: DictConfig) -> dict[str, Any]:
     """What identifies a cold start: builder, the code that builds it (a hash of :data:`CODE`'s
-    sources), ``local.model``, ``local.sft`` and ``local.task``."""
+    sources), ``local.model``, ``local.sft``, ``local.task`` and ``local.threads`` (the build runs at
+    that thread count, which changes its floats)."""
     sft = OmegaConf.to_container(cfg.local.sft, resolve=True)
     if not sft.get("untagged_answer_rate"):
         # omitted at its default, so cold starts cached before the knob existed stay valid
@@ -71,6 +72,7 @@ def build_meta(cfg: DictConfig) -> dict[str, Any]:
         "model": OmegaConf.to_container(cfg.local.model, resolve=True),
         "sft": sft,
         "task": OmegaConf.to_container(cfg.local.task, resolve=True),
+        "threads": int(cfg.local.threads),
     }
 
 
@@ -105,6 +107,7 @@ def _targets(cfg: DictConfig, tok: Any, extra_infos: list[dict[str, Any]]) -> li
 def _train(cfg: DictConfig, reward_fn: Any, out: Path, log: Callable[[str], None]) -> dict[str, Any]:
     local = local_config(cfg)
     s = local.sft
+    torch.set_num_threads(local.threads)  # the thread count its key names, whoever calls the build
     tok = models.build_tokenizer("char")
     torch.manual_seed(int(s.seed))
     model = models.build_model(local.model, tok, int(s.seed))

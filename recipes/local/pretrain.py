@@ -13,8 +13,9 @@ constant lr after warmup. Batches are drawn at random, never grouped by length: 
 Then :func:`recipes.local.probe.probe` samples it on held-out prompts and the result goes into
 ``rlvr_meta.json`` next to the build's CPU and wall time.
 
-The cache is keyed by the settings and by :func:`core.fingerprint.source_hash` of :data:`CODE`
-(the modules that decide the weights): editing any of them rebuilds. Reproducible from
+The cache is keyed by the settings (with ``local.threads``: the build runs at that thread count,
+which changes its floats) and by :func:`core.fingerprint.source_hash` of :data:`CODE` (the modules
+that decide the weights): editing any of them rebuilds. Reproducible from
 ``local.pretrain.seed``. Not covered: packing, lr decay, resuming a half-built model.
 """
 
@@ -54,12 +55,15 @@ CODE = (
 
 
 def build_meta(cfg: DictConfig) -> dict[str, Any]:
-    """What identifies a base model: builder, code hash, ``local.model`` and ``local.pretrain``."""
+    """What identifies a base model: builder, code hash, ``local.model``, ``local.pretrain`` and
+    ``local.threads`` (the build runs at that thread count, which changes its floats: another count
+    gives other weights from the first step, ``make results NAME=numerics_trace``)."""
     return {
         "builder": BUILDER,
         "code": source_hash(CODE),
         "model": OmegaConf.to_container(cfg.local.model, resolve=True),
         "pretrain": OmegaConf.to_container(cfg.local.pretrain, resolve=True),
+        "threads": int(cfg.local.threads),
     }
 
 

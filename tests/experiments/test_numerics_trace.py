@@ -22,9 +22,9 @@ def test_first_difference_is_the_first_step_that_differs() -> None:
 
 
 def test_worker_command_runs_natively_or_under_the_emulator() -> None:
-    native = nt.worker_command(None, "project", 3)
-    assert native[-3:] == ["--worker", "project", "3"] and native[0] != nt.EMULATOR
-    assert nt.worker_command("Haswell-v4", "project", 3)[:3] == [nt.EMULATOR, "-cpu", "Haswell-v4"]
+    native = nt.worker_command(None, "project", 3, 2)
+    assert native[-4:] == ["--worker", "project", "3", "2"] and native[0] != nt.EMULATOR
+    assert nt.worker_command("Haswell-v4", "project", 3, 1)[:3] == [nt.EMULATOR, "-cpu", "Haswell-v4"]
 
 
 def test_the_block_marks_the_step_where_weights_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,6 +35,7 @@ def test_the_block_marks_the_step_where_weights_part(tmp_path: Path, monkeypatch
         {**row, "processor": "native", "optimizer": "project", "first_step_differing": None},
         {**row, "processor": "Haswell-v4", "optimizer": "project", "first_step_differing": None},
         {**row, "processor": "Haswell-v4", "optimizer": "torch_default", "first_step_differing": 1},
+        {**row, "processor": "native", "optimizer": "project", "threads": 2, "first_step_differing": 1},
         {
             **row,
             "processor": "EPYC-Rome",
@@ -47,7 +48,8 @@ def test_the_block_marks_the_step_where_weights_part(tmp_path: Path, monkeypatch
         "numerics_trace", "latest", {"steps": 6, "rows": rows, "emulator": "qemu 7.2", "native": {}}
     )
     text = block().markdown
-    assert text.count("| never |") == 2 and text.count("| **1** |") == 2
+    assert text.count("| never |") == 2 and text.count("| **1** |") == 3
+    assert "| this machine (" in text and ", 2 threads | `project` | yes | **1** |" in text
     assert "| Haswell-v4 (emulated) | `torch_default` | yes |" in text
     assert "| EPYC-Rome (emulated) | `torch_default` | **no** |" in text  # initial weights differ
     assert "of 6" in text and "15.0%" in text and "qemu 7.2" in text

@@ -75,6 +75,7 @@ def test_untagged_cold_start_targets_and_cache_key() -> None:
                 "model": {"h": 1},
                 "task": {"name": "arithmetic"},
                 "sft": {"seed": 0, "untagged_answer_rate": 0.0},
+                "threads": 1,
             }
         }
     )
@@ -83,3 +84,6 @@ def test_untagged_cold_start_targets_and_cache_key() -> None:
     # ... and any other value is part of it, so a broken-format start never reuses a clean one
     base.local.sft.untagged_answer_rate = 0.5
     assert build_meta(base)["sft"]["untagged_answer_rate"] == 0.5
+    # the thread count the build runs at changes its floats, so it is part of the key
+    other = OmegaConf.merge(base, {"local": {"threads": 2}})
+    assert build_meta(other) != build_meta(base) and build_meta(other)["threads"] == 2

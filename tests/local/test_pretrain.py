@@ -57,6 +57,8 @@ def test_cache_key_changes_with_settings_and_code(cache_dir, tmp_path, monkeypat
     key = pretrain.build_meta(cfg)
     assert key == pretrain.build_meta(compose(TINY))
     assert key != pretrain.build_meta(compose([*TINY, "local.pretrain.seed=1"]))
+    # the build runs at local.threads, and another thread count gives other weights (numerics_trace)
+    assert key != pretrain.build_meta(compose([*TINY, "local.threads=2"]))
     src = tmp_path / "builder.py"
     src.write_text("X = 1\n")
     monkeypatch.setattr(pretrain, "CODE", (*pretrain.CODE, str(src)))
