@@ -203,6 +203,11 @@ def numerics_trace() -> Rendered:
             f"against the build run uninterrupted here; a window that ends at step {w['build_steps']} ends at "
             f"the base model's final weights:\n\n{Table(win_head, win_rows).markdown()}"
         )
+        if w.get("final_weights_sha256"):
+            text += (
+                f"\n\nThe uninterrupted build's final weights, saved as the build saves them: sha256 "
+                f"`{w['final_weights_sha256'][:12]}` (the base model's `weights_sha256`)."
+            )
         sources.append(source_line("results/numerics_trace/windows.json", w["provenance"]))
     rl_path = path.with_name("rl.json")
     if rl_path.is_file():

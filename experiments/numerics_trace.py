@@ -59,6 +59,7 @@ import torch
 from omegaconf import DictConfig
 
 from analysis.render import Table
+from core import model as models
 from core import numerics, results
 from core.cli import UsageError, hydra_main
 from core.compose import compose
@@ -144,10 +145,12 @@ def load_state(b: pretrain.Build, path: Path) -> None:
     b.rng.setstate(state["rng"])
 
 
-def build_through(at: list[int], steps: int, root: Path) -> dict[str, list[str]]:
+def build_through(at: list[int], steps: int, root: Path) -> tuple[dict[str, list[str]], str | None]:
     """The build run uninterrupted for ``max(at) + steps`` steps: saves its state to ``root/<k>.pt``
-    before step ``k + 1`` for each ``k`` in ``at`` and returns, per ``k``, the weights digest after
-    each of the ``steps`` steps that follow."""
+    before step ``k + 1`` for each ``k`` in ``at``; returns, per ``k``, the weights digest after each of
+    the ``steps`` steps that follow, and when the last window ends at the build's last step, the
+    sha256 of the weights saved as the build saves them (:func:`core.model.weights_sha256`, what a
+    base model's ``rlvr_meta.json`` and every results file name it by), else None."""
     cfg, b = _build()
     p = cfg.local.pretrain
     out: dict[str, list[str]] = {str(k): [] for k in at}
@@ -158,7 +161,10 @@ def build_through(at: list[int], steps: int, root: Path) -> dict[str, list[str]]
         for k in at:
             if k < done + 1 <= k + steps:
                 out[str(k)].append(digest(b.model.state_dict().values()))
-    return out
+    if max(at) + steps != int(p.steps):
+        return out, None
+    models.save(b.model.eval(), b.tok, root / "final")
+    return out, models.weights_sha256(root / "final")
 
 
 def window(path: Path, steps: int) -> dict[str, Any]:
@@ -475,7 +481,7 @@ def windows_part(cfg: DictConfig) -> None:
             f"[numerics_trace] the build natively through step {max(at) + steps}, saving its state at {at}",
             flush=True,
         )
-        through = build_through(at, steps, root)
+        through, final = build_through(at, steps, root)
         jobs = [(str(k), cpu) for k in at for cpu in ["native", *cpus]]
         print(
             f"[numerics_trace] {len(jobs)} windows of {steps} steps ({len(cpus)} emulated processors)",
@@ -504,6 +510,7 @@ def windows_part(cfg: DictConfig) -> None:
             "cpus": cpus,
             "rows": rows,
             "through": through,
+            "final_weights_sha256": final,
             "windows": {f"{k}/{cpu}": t for (k, cpu), t in done.items()},
         }
         print(f"written {results.write_table('numerics_trace', 'windows', summary)}")

@@ -202,12 +202,13 @@ def test_the_block_shows_the_windows_and_where_they_part(
         {"window_at": 1394, "processor": "native", "steps": 6, "first_step_differing": None},
         {"window_at": 1394, "processor": "EPYC-Rome", "steps": 6, "first_step_differing": 1397},
     ]
-    results.write_table("numerics_trace", "windows", {"steps": 6, "build_steps": 1400, "rows": win})
+    record = {"steps": 6, "build_steps": 1400, "rows": win, "final_weights_sha256": "bd6b2334fefc3abc"}
+    results.write_table("numerics_trace", "windows", record)
     rendered = block()
     text = rendered.markdown
     assert "| 1395–1400 | this machine, from the saved state | never |" in text
     assert "| 1395–1400 | EPYC-Rome (emulated) | **1397** |" in text
-    assert "1400-step build" in text
+    assert "1400-step build" in text and "sha256 `bd6b2334fefc`" in text
     assert any("results/numerics_trace/windows.json" in s for s in rendered.sources)
 
 
