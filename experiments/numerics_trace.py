@@ -206,8 +206,10 @@ def rl_command(cpu: str | None, run_dir: Path, steps: int, save_freq: int = -1) 
     return cmd if cpu is None else [EMULATOR, "-cpu", cpu, *cmd]
 
 
-def _step_of(name: str) -> int:
-    return int(Path(name).stem) if Path(name).stem.isdigit() else -1
+def _after(name: str, step: int) -> bool:
+    """Whether a per-step file (``<step>.jsonl``) is of a step after ``step`` (other names: always)."""
+    stem = Path(name).stem
+    return not stem.isdigit() or int(stem) > step
 
 
 def content_digest(obj: Any) -> str:
@@ -247,15 +249,16 @@ def content_digest(obj: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def run_files(run_dir: Path, steps: int, after: int = 0) -> dict[str, str]:
+def run_files(run_dir: Path, steps: int, after: int = -1) -> dict[str, str]:
     """sha256 of each file of :data:`RL_FILES` in a run dir (rollouts and validation samples of the
-    steps after ``after`` only); the checkpoint by :func:`content_digest`."""
+    steps after ``after`` only; by default all, step 0's validation too); the checkpoint by
+    :func:`content_digest`."""
     out = {}
     for pattern in RL_FILES:
         for f in sorted(run_dir.glob(pattern.format(steps=steps))):
             if f.suffix == ".pt":
                 out[str(f.relative_to(run_dir))] = content_digest(torch.load(f, weights_only=False))
-            elif _step_of(f.name) > after:
+            elif _after(f.name, after):
                 out[str(f.relative_to(run_dir))] = sha256(f.read_bytes()).hexdigest()[:16]
     return out
 
@@ -295,6 +298,7 @@ def rl_trace(cpus: list[str], steps: int, root: Path, start: int = 0, jobs: int 
     natively and on ``cpus``, or (``start`` = 0) from the start on ``cpus``; each compared with the
     uninterrupted run: files that differ, metrics that differ."""
     end = start + steps
+    after = start if start else -1  # from the start: step 0's validation samples and metrics too
     print(f"[numerics_trace] RL through step {end}, native, uninterrupted", flush=True)
     _run(rl_command(None, root / "uninterrupted", end, save_freq=start if start else -1), "native")
     names = ["native", *cpus] if start else cpus
@@ -305,10 +309,10 @@ def rl_trace(cpus: list[str], steps: int, root: Path, start: int = 0, jobs: int 
             resume_point(root / "uninterrupted", d, start)
         print(f"[numerics_trace] RL steps {start + 1}-{end}, {name}", flush=True)
         _run(rl_command(None if name == "native" else name, d, end), name)
-        return {"files": run_files(d, end, start), "metrics": run_metrics(d, start if start else -1)}
+        return {"files": run_files(d, end, after), "metrics": run_metrics(d, after)}
 
     ref_dir = root / "uninterrupted"
-    ref = {"files": run_files(ref_dir, end, start), "metrics": run_metrics(ref_dir, start if start else -1)}
+    ref = {"files": run_files(ref_dir, end, after), "metrics": run_metrics(ref_dir, after)}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         runs = {"uninterrupted": ref, **dict(zip(names, pool.map(one, names), strict=True))}
     rows = []

@@ -99,9 +99,6 @@ def build_engine(cfg: DictConfig) -> tuple[Engine, Path, float]:
     path, setup seconds)."""
     local = local_config(cfg)
     torch.set_num_threads(local.threads)
-    seed = int(cfg.rlvr.seed)
-    random.seed(seed)
-    torch.manual_seed(seed)
     reward_fn = get_custom_reward_fn(cfg)
     if reward_fn is None:
         from verl.utils.reward_score import default_compute_score as reward_fn  # only without a custom one
@@ -120,6 +117,12 @@ def build_engine(cfg: DictConfig) -> tuple[Engine, Path, float]:
     t_setup = time.time() - t0
     train = load_split(cfg, "train_files", tok)
     val = load_split(cfg, "val_files", tok, limit=local.eval_samples)
+    # set once everything above is built: a cold cache (task files, a base model, cold start or
+    # teacher built in this process, each seeding and threading itself) leaves the run where a warm
+    # one does
+    torch.set_num_threads(local.threads)
+    random.seed(int(cfg.rlvr.seed))
+    torch.manual_seed(int(cfg.rlvr.seed))
     return Engine(cfg, model, tok, reward_fn, train, val), path, t_setup
 
 

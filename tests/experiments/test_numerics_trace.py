@@ -109,7 +109,13 @@ def test_a_run_is_compared_by_its_files_and_its_metrics_without_clocks(tmp_path:
     (tmp_path / "metrics.jsonl").write_text(
         '{"step": 1, "data": {"rlvr/gold_acc": 0.5, "timing_s/gen": 3.0, "perf/throughput": 9}}\n'
     )
-    assert sorted(nt.run_files(tmp_path, 2)) == ["checkpoints/global_step_2/state.pt", "rollouts/1.jsonl"]
+    (tmp_path / "validation").mkdir()
+    (tmp_path / "validation" / "0.jsonl").write_text("v\n")  # the run's start: compared too
+    assert sorted(nt.run_files(tmp_path, 2)) == [
+        "checkpoints/global_step_2/state.pt",
+        "rollouts/1.jsonl",
+        "validation/0.jsonl",
+    ]
     assert nt.run_metrics(tmp_path) == {"1/rlvr/gold_acc": 0.5}
     cmd = nt.rl_command("Haswell-v4", tmp_path, 2)
     assert cmd[:3] == [nt.EMULATOR, "-cpu", "Haswell-v4"] and "trainer.total_training_steps=2" in cmd

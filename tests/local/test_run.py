@@ -82,6 +82,34 @@ def grpo_resumed(grpo_full, grpo_args, tmp_path_factory) -> SimpleNamespace:
     )  # fmt: skip
 
 
+def test_a_cold_cache_leaves_the_run_where_a_warm_one_does(fast, tmp_path, monkeypatch) -> None:
+    """Building the cold start in the run's own process (it seeds torch for its SFT) must not leave
+    the run's random state or thread count elsewhere than loading it from the cache does."""
+    import random
+
+    import torch
+
+    from recipes.local import build_engine
+
+    monkeypatch.setenv("RLVR_CACHE", str(tmp_path / "cache"))
+    cfg = cfg_for("recipe=grpo", *fast)
+
+    def after_setup() -> tuple:
+        torch.manual_seed(123), random.seed(123), torch.set_num_threads(2)  # a caller's own state
+        _, path, _ = build_engine(cfg)
+        return path, torch.get_rng_state(), random.getstate(), torch.get_num_threads()
+
+    threads = torch.get_num_threads()
+    try:
+        cold = after_setup()  # builds the cold start
+        assert (cold[0] / "rlvr_meta.json").is_file()
+        warm = after_setup()  # loads it
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(cold[1], warm[1]) and cold[2] == warm[2]
+    assert cold[3] == warm[3] == int(cfg.local.threads)
+
+
 def test_smoke_grpo(grpo_full) -> None:
     """A 4-step grpo run (KL loss against a reference) writes every output, with veRL metric names."""
     out, run = grpo_full
