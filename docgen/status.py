@@ -10,7 +10,7 @@ The registry is ``make results``'s (``experiments.registry``); this module only 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from analysis.render import Table
 from core import results
@@ -183,63 +183,69 @@ def numerics_trace() -> Rendered:
     ]
     text = Table(head, rows).markdown() + f"\n\nEmulator: {d['emulator']}."
     sources = [source_line("results/numerics_trace/latest.json", d["provenance"])]
-    win_path = path.with_name("windows.json")
-    if win_path.is_file():
-        w = results.read_json(win_path)
-        win_rows = [
-            [
-                f"{r['window_at'] + 1}–{r['window_at'] + r['steps']}",
-                "this machine, from the saved state"
-                if r["processor"] == "native"
-                else f"{r['processor']} (emulated)",
-                "never" if r["first_step_differing"] is None else f"**{r['first_step_differing']}**",
-            ]
-            for r in w["rows"]
-        ]
-        win_head = ["build steps", "processor", "weights differ from the uninterrupted build's from step"]
-        text += (
-            f"\n\nThen later steps of the same {w['build_steps']}-step build, each window run from the build's "
-            f"saved state (weights, optimizer moments, lr schedule, batch sampler), here and emulated, "
-            f"against the build run uninterrupted here; a window that ends at step {w['build_steps']} ends at "
-            f"the base model's final weights:\n\n{Table(win_head, win_rows).markdown()}"
-        )
-        if w.get("final_weights_sha256"):
-            text += (
-                f"\n\nThe uninterrupted build's final weights, saved as the build saves them: sha256 "
-                f"`{w['final_weights_sha256'][:12]}` (the base model's `weights_sha256`)."
-            )
-        sources.append(source_line("results/numerics_trace/windows.json", w["provenance"]))
-    rl_path = path.with_name("rl.json")
-    if rl_path.is_file():
-        rl = results.read_json(rl_path)
-        rl_rows = [
-            [
-                f"{r.get('from_step', 0) + 1}–{r.get('from_step', 0) + rl['steps']}",
-                ("this machine" if r["processor"] == "native" else f"{r['processor']} (emulated)")
-                + (
-                    f", resumed from the checkpoint at step {r['from_step']}"
-                    if r.get("resumed")
-                    else (" (the reference run)" if r["processor"] == "native" else "")
-                ),
-                f"{r['files'] - len(r['files_differing'])} of {r['files']}",
-                f"{r['metrics'] - len(r['metrics_differing'])} of {r['metrics']}",
-                ", ".join(f"`{k}`" for k in r["metrics_differing"]) or "none",
-            ]
-            for r in rl["rows"]
-        ]
-        rl_head = [
-            "RL steps",
-            "processor",
-            "files identical to the reference run's (checkpoint, rollouts, validation)",
-            "logged values identical (step/metric, clocks aside)",
-            "logged values that differ (step/metric; the record holds both, rounded)",
-        ]
-        text += (
-            f"\n\nThen RL steps of `r1_zero` (seed 0) from the same base model, here and emulated, each "
-            "compared with the reference run, made here without a stop, by its files (the last checkpoint, "
-            "the rollouts and validation samples of those steps) and its logged values; a window resumed "
-            "from the reference run's checkpoint starts from the state the run had there:"
-            f"\n\n{Table(rl_head, rl_rows).markdown()}"
-        )
-        sources.append(source_line("results/numerics_trace/rl.json", rl["provenance"]))
+    for name, part in (("windows.json", _numerics_windows), ("rl.json", _numerics_rl)):
+        if path.with_name(name).is_file():
+            more = results.read_json(path.with_name(name))
+            text += part(more)
+            sources.append(source_line(f"results/numerics_trace/{name}", more["provenance"]))
     return Rendered(text, sources=sources)
+
+
+def _numerics_windows(w: dict[str, Any]) -> str:
+    """The windows table of :func:`numerics_trace` (``windows.json``)."""
+    rows = [
+        [
+            f"{r['window_at'] + 1}–{r['window_at'] + r['steps']}",
+            "this machine, from the saved state"
+            if r["processor"] == "native"
+            else f"{r['processor']} (emulated)",
+            "never" if r["first_step_differing"] is None else f"**{r['first_step_differing']}**",
+        ]
+        for r in w["rows"]
+    ]
+    head = ["build steps", "processor", "weights differ from the uninterrupted build's from step"]
+    text = (
+        f"\n\nThen later steps of the same {w['build_steps']}-step build, each window run from the build's "
+        f"saved state (weights, optimizer moments, lr schedule, batch sampler), here and emulated, "
+        f"against the build run uninterrupted here; a window that ends at step {w['build_steps']} ends at "
+        f"the base model's final weights:\n\n{Table(head, rows).markdown()}"
+    )
+    if w.get("final_weights_sha256"):
+        text += (
+            f"\n\nThe uninterrupted build's final weights, saved as the build saves them: sha256 "
+            f"`{w['final_weights_sha256'][:12]}` (the base model's `weights_sha256`)."
+        )
+    return text
+
+
+def _numerics_rl(rl: dict[str, Any]) -> str:
+    """The RL table of :func:`numerics_trace` (``rl.json``)."""
+    rows = [
+        [
+            f"{r.get('from_step', 0) + 1}–{r.get('from_step', 0) + rl['steps']}",
+            ("this machine" if r["processor"] == "native" else f"{r['processor']} (emulated)")
+            + (
+                f", resumed from the checkpoint at step {r['from_step']}"
+                if r.get("resumed")
+                else (" (the reference run)" if r["processor"] == "native" else "")
+            ),
+            f"{r['files'] - len(r['files_differing'])} of {r['files']}",
+            f"{r['metrics'] - len(r['metrics_differing'])} of {r['metrics']}",
+            ", ".join(f"`{k}`" for k in r["metrics_differing"]) or "none",
+        ]
+        for r in rl["rows"]
+    ]
+    head = [
+        "RL steps",
+        "processor",
+        "files identical to the reference run's (checkpoint, rollouts, validation)",
+        "logged values identical (step/metric, clocks aside)",
+        "logged values that differ (step/metric; the record holds both, rounded)",
+    ]
+    return (
+        f"\n\nThen RL steps of `r1_zero` (seed 0) from the same base model, here and emulated, each "
+        "compared with the reference run, made here without a stop, by its files (the last checkpoint, "
+        "the rollouts and validation samples of those steps) and its logged values; a window resumed "
+        "from the reference run's checkpoint starts from the state the run had there:"
+        f"\n\n{Table(head, rows).markdown()}"
+    )
