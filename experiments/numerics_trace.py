@@ -77,6 +77,8 @@ def _torch_default(params: Any, lr: float, betas: tuple[float, float]) -> Any:
 
 OPTIMIZERS.add("torch_default", _torch_default)
 EMULATOR = "qemu-x86_64"
+#: the build traced: the laptop base model's (its corpus, model and pretraining settings)
+BUILD = ("recipe=r1_zero", "scale=laptop_base")
 
 
 def digest(tensors: Any) -> str:
@@ -98,7 +100,7 @@ def trace(optimizer: str, steps: int, threads: int = 1) -> dict[str, Any]:
     """Weights digest after each of the first ``steps`` pretraining steps of ``scale=laptop_base``
     (at ``threads`` torch threads: ``local.threads``)."""
 
-    cfg = compose(["recipe=r1_zero", "scale=laptop_base", f"local.threads={threads}"])
+    cfg = compose([*BUILD, f"local.threads={threads}"])
     p = cfg.local.pretrain
     b = pretrain.setup(cfg, OPTIMIZERS.get(optimizer))
     out: dict[str, Any] = {
@@ -119,7 +121,7 @@ def trace(optimizer: str, steps: int, threads: int = 1) -> dict[str, Any]:
 
 def _build() -> tuple[Any, Any]:
     """The base model's build at step 0 (``scale=laptop_base``, the project's optimizer) and its config."""
-    cfg = compose(["recipe=r1_zero", "scale=laptop_base"])
+    cfg = compose(list(BUILD))
     b = pretrain.setup(cfg)
     b.model.train()
     return cfg, b
@@ -477,7 +479,7 @@ def windows_part(cfg: DictConfig) -> None:
     """The build's later steps, a window at a time, natively and on ``cpus``; recorded as ``windows.json``."""
     steps, cpus = int(cfg.steps), [str(c) for c in cfg.cpus]
     at = sorted({int(k) for k in cfg.window_at})
-    total = int(compose(["recipe=r1_zero", "scale=laptop_base"]).local.pretrain.steps)
+    total = int(compose(list(BUILD)).local.pretrain.steps)
     check_windows(at, steps, total)
     with tempfile.TemporaryDirectory(prefix="rlvr-numerics-windows-") as tmp:
         root = Path(tmp)
