@@ -17,6 +17,7 @@ Not covered: beam search, repetition penalties, stop strings other than EOS.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -57,13 +58,21 @@ def left_pad(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Te
     return ids, mask
 
 
-def position_mask(tokens: torch.Tensor, eos_id: int) -> torch.Tensor:
-    """1 for every position up to and including the first EOS of each row (all 1 if no EOS).
+def _stops(eos_id: int | Sequence[int]) -> torch.Tensor:
+    ids = list(eos_id) if isinstance(eos_id, (list, tuple, set, frozenset)) else [int(eos_id)]
+    return torch.tensor(ids, dtype=torch.long)
+
+
+def position_mask(tokens: torch.Tensor, eos_id: int | Sequence[int]) -> torch.Tensor:
+    """1 for every position up to and including the first EOS of each row (all 1 if no EOS);
+    ``eos_id`` may be several stop ids (a chat model's end-of-turn and end-of-text).
 
     >>> position_mask(torch.tensor([[5, 2, 0, 2], [5, 5, 5, 5]]), eos_id=2).tolist()
     [[1, 1, 0, 0], [1, 1, 1, 1]]
+    >>> position_mask(torch.tensor([[5, 3, 0, 2], [5, 2, 5, 5]]), eos_id=[2, 3]).tolist()
+    [[1, 1, 0, 0], [1, 1, 0, 0]]
     """
-    is_eos = (tokens == eos_id).long()
+    is_eos = torch.isin(tokens, _stops(eos_id)).long()
     before = torch.cumsum(is_eos, dim=-1) - is_eos  # number of EOS strictly before each position
     return (before == 0).long()
 
@@ -87,7 +96,7 @@ def generate(
     prompts: list[list[int]],
     n: int,
     max_new_tokens: int,
-    eos_id: int,
+    eos_id: int | Sequence[int],
     pad_id: int,
     temperature: float = 1.0,
     top_p: float = 1.0,
@@ -98,8 +107,9 @@ def generate(
     """Sample ``n`` responses per prompt with a KV cache (rows ``i*n .. i*n+n-1`` share prompt ``i``).
 
     ``do_sample=False`` (or ``temperature == 0``) decodes greedily; log-probs are then those of
-    the untempered distribution.
+    the untempered distribution. ``eos_id``: the stop token id, or several.
     """
+    stops = _stops(eos_id)
     greedy = (not do_sample) or temperature == 0
     scale = 1.0 if greedy else float(temperature)
     ids, mask = left_pad(prompts, pad_id)
@@ -126,7 +136,7 @@ def generate(
         tokens[active, t] = tok
         logps[active, t] = logp_all.gather(-1, tok[:, None]).squeeze(-1)
         steps = t + 1
-        alive = tok != eos_id
+        alive = ~torch.isin(tok, stops)
         if not bool(alive.any()) or t == max_new_tokens - 1:
             break
         if not bool(alive.all()):  # prune finished rows from the batch and the KV cache

@@ -28,6 +28,7 @@ from docgen import (
     seed_table,
     status,
     thinking_budget,
+    verl_cpu,
 )
 from docgen.engine import Rendered
 
@@ -73,6 +74,11 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "engine-bench": benchmarks.engine_bench,
         "engine-bench-base": benchmarks.engine_bench_base,
         "engine-profile": benchmarks.engine_profile,
+        # veRL's own trainer on a CPU (docs/engines.md)
+        "verl-cpu-patches": verl_cpu.patches_block,
+        "verl-cpu-changes": verl_cpu.changes_block,
+        "verl-cpu-recipes": verl_cpu.recipes_block,
+        "verl-cpu-bench": verl_cpu.verl_cpu_bench,
         "preflight-timings": benchmarks.preflight_timings,
         "numerics-cost": benchmarks.numerics_cost,  # docs/first_run.md
         "filter-overhead": benchmarks.filter_overhead,  # docs/data.md

@@ -232,6 +232,7 @@ def _quickstart(recipe: str, cfg: DictConfig) -> str:
     if OmegaConf.select(cfg, "distillation.enabled", default=False):
         start += "; the first run also builds the laptop teacher, local.teacher"
     laptop = f"make run RECIPE={recipe}"
+    cpu = f"make run RECIPE={recipe} ENGINE=verl"
     gpu = f'make run RECIPE={recipe} ENGINE=verl ARGS="scale=gpu_node"'
     width = len(gpu) + 2
     data = _data_name(cfg)
@@ -240,15 +241,17 @@ def _quickstart(recipe: str, cfg: DictConfig) -> str:
         "",
         "```bash",
         f"{laptop:<{width}}# laptop CPU: engine=local, scale={scale} ({start})",
+        f"{cpu:<{width}}# the same miniature on veRL's own main_ppo, on the CPU",
         f"{gpu:<{width}}# one node of 8 GPUs: veRL's own main_ppo",
         "```",
         "",
-        "On a GPU machine, write the recipe's data first"
+        "Without a GPU, `ENGINE=verl` runs veRL's own trainer on the CPU (the `verl_cpu` backend) at the "
+        "laptop profile ([engines](../engines.md#verls-own-trainer-on-a-cpu)). On a GPU machine, write the recipe's data first"
         + (f" (`make data DATA={data}`)" if data else "")
         + '; `ARGS="scale=multi_node"` runs on a Ray cluster, and `dry_run=true` writes the composed '
         "veRL config and `launch.sh` without launching ([engines](../engines.md), "
         "[GPU profiles](../gpu.md)). **GPU runs were not executed on this project's machine** (CPU only): "
-        "the GPU form is checked by composition, validation and dry runs.",
+        "the GPU form is checked by composition, validation, dry runs and the same trainer run on the CPU.",
     ]
     return "\n".join(lines)
 

@@ -47,6 +47,9 @@ EXPERIMENTS.add(
     "bench_engine_base", [*PY, "benchmarks.bench_engine", "shape=base"]
 )  # the ablations' step shape
 EXPERIMENTS.add("profile_engine", [*PY, "benchmarks.profile_engine"])  # issue 15 item 7: the profile first
+# veRL's own trainer on this CPU (docs/engines.md): against the local engine, and every recipe through it
+EXPERIMENTS.add("bench_verl_cpu", [*PY, "benchmarks.bench_verl_cpu"])
+EXPERIMENTS.add("verl_cpu_recipes", [*PY, "experiments.verl_cpu_recipes"])
 EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
 EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
 EXPERIMENTS.add("preflight", [*PY, "benchmarks.bench_preflight"])

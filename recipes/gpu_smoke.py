@@ -33,7 +33,6 @@ import math
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -269,19 +268,16 @@ def write_data(out: Path, seed: int = 0) -> Path:
 
 
 def run_family(cfg: Any, run_dir: Path, steps: int, timeout: float) -> Result:
-    """Write the family's launch files, run ``launch.sh`` (veRL's ``main_ppo``), check its metrics."""
+    """Write the family's launch files, run ``launch.sh`` (veRL's ``main_ppo``) as ``make run`` does
+    (:func:`recipes.supervise.launch`), check its metrics."""
     from recipes.launch_verl import prepare  # launching only
+    from recipes.supervise import launch  # psutil, subprocesses: launching only
 
     prepare(cfg, run_dir)
     family = str(cfg.trainer.experiment_name)
     t0 = time.time()
-    with open(run_dir / "train.log", "w") as log:
-        try:
-            code = subprocess.call(
-                ["bash", str(run_dir / "launch.sh")], stdout=log, stderr=subprocess.STDOUT, timeout=timeout
-            )
-        except subprocess.TimeoutExpired:
-            code = 124
+    (run_dir / "train.log").unlink(missing_ok=True)
+    code = launch(run_dir, timeout=timeout, echo=False)
     problems, last = check_metrics(run_dir / "metrics.jsonl", steps)
     if code:
         problems.insert(

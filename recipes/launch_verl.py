@@ -3,23 +3,25 @@
 Does: strip this project's keys, save the pure veRL config as ``verl_config.yaml`` in the run
 directory, and write the exact launch command(s) to ``launch.sh``. The command is veRL's own
 CLI (``python -m verl.trainer.main_ppo --config-path <run_dir> --config-name verl_config``),
-so a run can be re-launched by hand. On a machine without CUDA GPUs ``launch`` stops at once
-(veRL's trainer would otherwise hang in Ray or fail deep inside NCCL).
+so a run can be re-launched by hand; ``launch.sh`` exports the environment the config forwards to
+Ray (on a CPU: the platform of :mod:`verl_cpu`), so the driver sees it too, and gives each trainer
+invocation its own metrics file under ``metrics.d/`` (veRL's file logger truncates its file).
+The same code launches on GPUs and, through :mod:`verl_cpu` and the config changes of
+:mod:`recipes.launch_cpu`, on a CPU (:func:`on_cpu`): only the platform and the rollout backend
+differ. :mod:`recipes.supervise` runs ``launch.sh`` and owns its processes.
 
 R1-Zero's reference reset (``rlvr.ref_reset_steps``) has no veRL key, so it is realised with
 veRL's own pieces, without forking the trainer: training runs in segments of N steps; after
 each segment the latest actor checkpoint is merged to HF format by ``verl.model_merger`` and
 the next segment resumes (``trainer.resume_mode=auto``) with ``actor_rollout_ref.model.path``
-pointing at it, so the reference model is reloaded from the current policy. Not executed on
-this project's CPU CI: there, it is checked by composition and dry run only.
+pointing at it, so the reference model is reloaded from the current policy.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,10 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 PROJECT_KEYS = ("rlvr", "engine", "dry_run", "run_dir", "local", "hydra", "preflight")
 
 
-class EngineUnavailable(RuntimeError):
-    """The requested engine cannot run on this machine."""
-
-
+@functools.cache
 def cuda_gpus() -> int:
     """Number of visible CUDA GPUs (0 when torch has no CUDA)."""
     try:
@@ -41,6 +40,11 @@ def cuda_gpus() -> int:
         return torch.cuda.device_count() if torch.cuda.is_available() else 0
     except Exception:  # noqa: BLE001
         return 0
+
+
+def on_cpu() -> bool:
+    """Whether ``engine=verl`` runs on the CPU backend here: no CUDA GPU is visible."""
+    return cuda_gpus() == 0
 
 
 def verl_config(cfg: DictConfig) -> DictConfig:
@@ -100,6 +104,15 @@ def launch_commands(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
     return cmds
 
 
+def forwarded_env(cfg: DictConfig) -> dict[str, str]:
+    """The environment the config forwards to every Ray process (``ray_kwargs.ray_init.runtime_env.env_vars``)."""
+    env = OmegaConf.select(cfg, "ray_kwargs.ray_init.runtime_env.env_vars", default=None)
+    return {
+        str(k): str(v)
+        for k, v in (OmegaConf.to_container(env, resolve=True) if env is not None else {}).items()
+    }
+
+
 def prepare(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
     """Write ``verl_config.yaml`` and ``launch.sh`` into ``run_dir``; return the commands."""
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -109,26 +122,16 @@ def prepare(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
         "#!/usr/bin/env bash",
         "# Launches this run with veRL's own trainer (written by recipes.run).",
         "set -euo pipefail",
-        f"export VERL_FILE_LOGGER_PATH={shlex.quote(str(run_dir.resolve() / 'metrics.jsonl'))}",
+        f"RUN={shlex.quote(str(run_dir.resolve()))}",
+        # veRL's file logger truncates its file: each trainer invocation (a segment, a resume) writes
+        # its own, and recipes.supervise merges them into $RUN/metrics.jsonl
+        'mkdir -p "$RUN/metrics.d"',
     ]
-    lines += [shlex.join(c) for c in cmds]
+    lines += [f"export {k}={shlex.quote(v)}" for k, v in forwarded_env(cfg).items()]
+    for c in cmds:
+        if c[1:3] == ["-m", "verl.trainer.main_ppo"]:
+            lines.append('export VERL_FILE_LOGGER_PATH="$RUN/metrics.d/$(date +%s%N).jsonl"')
+        lines.append(shlex.join(c))
     (run_dir / "launch.sh").write_text("\n".join(lines) + "\n")
     (run_dir / "launch.sh").chmod(0o755)
     return cmds
-
-
-def require_gpus() -> None:
-    """Raise ``EngineUnavailable`` on a machine without CUDA GPUs."""
-    if cuda_gpus() == 0:
-        raise EngineUnavailable(
-            "engine=verl needs CUDA GPUs and none is visible here (veRL 0.9.1's trainer has no CPU path: "
-            "Ray resource pools demand GPUs and the rollout needs vLLM/SGLang). Use engine=local to run "
-            "this recipe in miniature on the CPU, or dry_run=true to write its launch.sh for a GPU machine."
-        )
-
-
-def launch(run_dir: Path) -> int:
-    """Run ``run_dir/launch.sh``; raise ``EngineUnavailable`` on a machine without CUDA GPUs."""
-    require_gpus()
-    env = dict(os.environ)
-    return subprocess.call(["bash", str(run_dir / "launch.sh")], env=env)

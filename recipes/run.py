@@ -23,8 +23,9 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from core import locks
 from core.cli import user_errors
+from recipes import launch_cpu
 from recipes.compose import compose, diff, laptop_scale, options
-from recipes.launch_verl import EngineUnavailable, cuda_gpus, launch, prepare, require_gpus, verl_config
+from recipes.launch_verl import cuda_gpus, on_cpu, prepare, verl_config
 from recipes.manifest import write_manifest
 from recipes.validate import ConfigError, validate
 from recipes.validate.models import TEACHER_KEY
@@ -47,6 +48,12 @@ def resolve_engine(name: str) -> str:
     return name
 
 
+def here_on_cpu(cfg: DictConfig, engine: str) -> bool:
+    """Whether veRL's trainer runs on this machine's CPU: ``engine=verl``, no CUDA GPU, not a dry run
+    (a dry run writes the launch for a GPU machine, the published config unless a scale is given)."""
+    return engine == "verl" and not cfg.dry_run and on_cpu()
+
+
 def _key(ov: str) -> str:
     return ov.split("=", 1)[0].lstrip("+~")
 
@@ -58,14 +65,15 @@ def given_model(overrides: list[str]) -> str | None:
 
 
 def _local_model_error(overrides: list[str]) -> str | None:
-    """engine=local runs a command-line model path as is: it must be a checkpoint directory."""
+    """engine=local (and veRL's trainer on a CPU) runs a command-line model path as is: it must be a
+    checkpoint directory."""
     given = given_model(overrides)
     if given is None or (Path(given).expanduser() / "config.json").is_file():
         return None
     return (
-        f"[{MODEL_PATH}] {given} is not a checkpoint directory (no config.json); engine=local runs a given "
-        "checkpoint as is. Fix: point it at a save_pretrained directory on disk, or leave it unset to "
-        "build the laptop model."
+        f"[{MODEL_PATH}] {given} is not a checkpoint directory (no config.json); a run on this CPU uses a given "
+        "checkpoint as is (nothing is downloaded). Fix: point it at a save_pretrained directory on disk, or "
+        "leave it unset to build the laptop model."
     )
 
 
@@ -117,7 +125,7 @@ def prepare_config(
     cfg = compose(overrides) if cfg is None else cfg
     engine = resolve_engine(cfg.engine.name)
     published = None
-    if engine == "local" and not any(_key(o) == "scale" for o in overrides):
+    if (engine == "local" or here_on_cpu(cfg, engine)) and not any(_key(o) == "scale" for o in overrides):
         laptop = _announce_laptop_scale(cfg, overrides)
         published, overrides = cfg, [*overrides, f"scale={laptop}"]
         cfg = compose(overrides)
@@ -130,7 +138,8 @@ def prepare_config(
 
 
 def _announce_laptop_scale(cfg: DictConfig, overrides: list[str]) -> str:
-    """The scale the local engine applies when none is given (logged with what it runs)."""
+    """The scale the local engine (and veRL's trainer on a CPU) applies when none is given (logged with
+    what it runs)."""
     given = given_model(overrides)
     model = (
         f"the checkpoint {given} as is, with its own tokenizer and chat template"
@@ -143,8 +152,10 @@ def _announce_laptop_scale(cfg: DictConfig, overrides: list[str]) -> str:
         model = "a tiny base model pretrained locally on a designed corpus, on chain sums"
     elif not given:
         model += ", on the embedded arithmetic task"
+    engine = resolve_engine(cfg.engine.name)
+    where = "engine=local" if engine == "local" else "engine=verl on a machine without a GPU"
     log(
-        f"[scale] engine=local and no scale given: using scale={laptop} ({model}; the recipe's "
+        f"[scale] {where} and no scale given: using scale={laptop} ({model}; the recipe's "
         "algorithmic settings are kept). Pass scale=... to change."
     )
     return laptop
@@ -180,22 +191,37 @@ def run(overrides: list[str], cfg: DictConfig | None = None) -> int:
         log(f"[scale] scale={cfg.rlvr.scale} changed {len(changes)} keys (published -> used):")
         for key, before, after in changes:
             log(f"    {key}: {before} -> {_resolved(cfg, key, after)}")
+    cpu = here_on_cpu(cfg, engine)
     try:
+        if cpu:
+            refused = launch_cpu.refusal(cfg)
+            if refused:
+                raise ValueError(refused)
+            _log_cpu(launch_cpu.apply(cfg), "no GPU here: veRL's own trainer with the CPU backend (verl_cpu)")
         check(cfg, engine, overrides, typed)
         if engine == "local" and not cfg.dry_run:
             from recipes.local.data import ensure_task_files  # the task generators: local runs only
 
             ensure_task_files(cfg)  # before run.json hashes the data; a user's missing path stops here
-        if engine == "verl" and not cfg.dry_run:
-            require_gpus()
-    except (ConfigError, ValueError, EngineUnavailable) as e:
+        if cpu and not cfg.dry_run:
+            _log_cpu(launch_cpu.prepare_inputs(cfg, run_dir, log), "")
+    except (ConfigError, ValueError) as e:
         return _refused(str(e))
     try:  # one writer per run folder: a second local run into it stops here, before writing
-        guard = nullcontext() if engine == "verl" or cfg.dry_run else locks.hold(run_dir, "run folder", _FIX)
+        on_gpu = engine == "verl" and not cpu  # a GPU launch may run elsewhere (Slurm, a Ray cluster)
+        guard = nullcontext() if on_gpu or cfg.dry_run else locks.hold(run_dir, "run folder", _FIX)
         with guard:
             return _launch(cfg, run_dir, engine, overrides, changes)
     except locks.FolderBusy as e:
         return _refused(str(e))
+
+
+def _log_cpu(changes: list[tuple], intro: str) -> None:
+    """Print each CPU change once: key, before -> after, why."""
+    if intro:
+        log(f"[cpu] {intro}; {len(changes)} keys changed for the CPU (before -> after: why):")
+    for key, before, after, why in changes:
+        log(f"    {key}: {before} -> {after}  ({why})")
 
 
 def check(cfg: DictConfig, engine: str, overrides: list[str], typed: list[str]) -> None:
@@ -203,7 +229,7 @@ def check(cfg: DictConfig, engine: str, overrides: list[str], typed: list[str]) 
     :func:`recipes.validate.validate` (the ``typed`` overrides' problems first) and, on the local
     engine, a given model path that is no checkpoint. ``recipes.sweep`` checks every arm with it."""
     validate(cfg, engine, typed)
-    if engine == "local" and not cfg.dry_run:
+    if (engine == "local" or here_on_cpu(cfg, engine)) and not cfg.dry_run:
         for err in (_local_model_error(overrides), _local_teacher_error(overrides)):
             if err:
                 raise ValueError(err)
@@ -252,11 +278,13 @@ def _launch(cfg: DictConfig, run_dir: Path, engine: str, overrides: list[str], c
         )
         return 0
     if engine == "verl":
-        try:
-            return launch(run_dir)
-        except EngineUnavailable as e:
-            log(f"error: {e}")
+        from recipes import supervise  # psutil, subprocesses: launching only
+
+        code = supervise.launch(run_dir)
+        if code:
+            log(f"error: {supervise.failure(run_dir, code)}")
             return 2
+        return 0
     summary = _local().run_local(cfg, run_dir)
     log(_format_summary(summary))
     return 0

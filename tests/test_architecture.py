@@ -1,6 +1,7 @@
 """The shape of the code: arrows between packages point down, and modules and functions stay small.
 
-``analysis -> data_pipelines -> rewards -> core``; ``recipes`` may use those, ``benchmarks``
+``analysis -> data_pipelines -> rewards -> core``; ``verl_cpu`` (veRL's CPU backend) uses ``core``
+only; ``recipes`` may use those, ``benchmarks``
 (measurements) and ``experiments`` (the drivers behind ``make results``) those and ``recipes`` but
 not each other, and ``docgen`` (the docs generator) sits on top: it may use every package and no
 package imports it (tests aside). No import cycle between top-level packages, nor between modules
@@ -20,17 +21,37 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("core", "rewards", "data_pipelines", "analysis", "recipes", "benchmarks", "experiments", "docgen")
+PACKAGES = (
+    "core",
+    "rewards",
+    "data_pipelines",
+    "analysis",
+    "verl_cpu",
+    "recipes",
+    "benchmarks",
+    "experiments",
+    "docgen",
+)
 #: What each package may import (beyond itself).
 ALLOWED = {
     "core": set(),
     "rewards": {"core"},
     "data_pipelines": {"core", "rewards"},
     "analysis": {"core", "rewards", "data_pipelines"},
-    "recipes": {"core", "rewards", "data_pipelines", "analysis"},
-    "benchmarks": {"core", "rewards", "data_pipelines", "analysis", "recipes"},
-    "experiments": {"core", "rewards", "data_pipelines", "analysis", "recipes"},
-    "docgen": {"core", "rewards", "data_pipelines", "analysis", "recipes", "benchmarks", "experiments"},
+    "verl_cpu": {"core"},
+    "recipes": {"core", "rewards", "data_pipelines", "analysis", "verl_cpu"},
+    "benchmarks": {"core", "rewards", "data_pipelines", "analysis", "verl_cpu", "recipes"},
+    "experiments": {"core", "rewards", "data_pipelines", "analysis", "verl_cpu", "recipes"},
+    "docgen": {
+        "core",
+        "rewards",
+        "data_pipelines",
+        "analysis",
+        "verl_cpu",
+        "recipes",
+        "benchmarks",
+        "experiments",
+    },
 }
 #: The top floor: imported by no package (tests may).
 TOP = "docgen"

@@ -45,7 +45,7 @@ from recipes.local.track import dump_generations, make_tracker, progress
 from recipes.local.trainer import Engine
 from recipes.schema import local_config
 
-__all__ = ["build_engine", "given_checkpoint", "run_local"]
+__all__ = ["build_engine", "ensure_inputs", "given_checkpoint", "run_local"]
 
 
 def _say(msg: str) -> None:
@@ -94,26 +94,41 @@ def _load_given(cfg: DictConfig, path: Path) -> tuple[torch.nn.Module, Any]:
     return model, tok
 
 
+def _reward_fn(cfg: DictConfig) -> Any:
+    reward_fn = get_custom_reward_fn(cfg)
+    if reward_fn is None:
+        from verl.utils.reward_score import default_compute_score as reward_fn  # only without a custom one
+    return reward_fn
+
+
+def ensure_inputs(cfg: DictConfig, say: Any = _say) -> Path:
+    """What a laptop run reads, built on first use into the run cache: the task files, the model (a
+    given checkpoint is used as is; else the base model when ``local.pretrain`` is set, the cold
+    start otherwise) and the distillation teacher. Returns the model's directory. Shared by the local
+    engine and veRL's trainer on a CPU (:mod:`recipes.launch_cpu`)."""
+    reward_fn = _reward_fn(cfg)
+    ensure_task_files(cfg)
+    path = given_checkpoint(cfg)
+    if path is None:
+        # the pretrained base model (model=tiny_base sets local.pretrain) or the SFT cold start
+        build = ensure_base_model if local_config(cfg).pretrain is not None else ensure_model
+        path = build(cfg, reward_fn, say)
+    if OmegaConf.select(cfg, "distillation.enabled", default=False):
+        ensure_teacher(cfg, say)  # the laptop teacher, built on first use (recipes.local.teacher)
+    return path
+
+
 def build_engine(cfg: DictConfig) -> tuple[Engine, Path, float]:
     """Data files, the model (a given checkpoint or the cold start) and the engine; returns (engine, model
     path, setup seconds)."""
     local = local_config(cfg)
     torch.set_num_threads(local.threads)
-    reward_fn = get_custom_reward_fn(cfg)
-    if reward_fn is None:
-        from verl.utils.reward_score import default_compute_score as reward_fn  # only without a custom one
+    reward_fn = _reward_fn(cfg)
     ensure_task_files(cfg)
     t0 = time.time()
-    path = given_checkpoint(cfg)
-    if path is None:
-        # the pretrained base model (model=tiny_base sets local.pretrain) or the SFT cold start
-        build = ensure_base_model if local.pretrain is not None else ensure_model
-        path = build(cfg, reward_fn, _say)
-        model, tok = models.load(path)
-    else:
-        model, tok = _load_given(cfg, path)
-    if OmegaConf.select(cfg, "distillation.enabled", default=False):
-        ensure_teacher(cfg, _say)  # the laptop teacher, built on first use (recipes.local.teacher)
+    given = given_checkpoint(cfg)
+    path = ensure_inputs(cfg)
+    model, tok = models.load(path) if given is None else _load_given(cfg, path)
     t_setup = time.time() - t0
     train = load_split(cfg, "train_files", tok)
     val = load_split(cfg, "val_files", tok, limit=local.eval_samples)

@@ -7,7 +7,9 @@ layer, and on the local engine its generated data files are written as the run w
 Then :func:`recipes.preflight.preflight` runs the checks, prints the findings and writes
 ``preflight.json`` into the run directory. Exit codes: 0 pass, 1 pass with warnings, 2 fail.
 ``checks=[..., verl_engine]`` (opt-in) then rehearses one update of the run's own checkpoint on
-veRL's engine, on CPU (:mod:`recipes.preflight.verl_engine`).
+veRL's engine, on CPU (:mod:`recipes.preflight.verl_engine`); ``checks=[..., verl_trainer]`` (opt-in)
+runs one step of the config's shape through veRL's whole trainer, on CPU
+(:mod:`recipes.preflight.verl_trainer`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,18 @@ def _verl_engine(ctx: Context) -> dict[str, float]:
     return check_verl_engine(ctx)
 
 
+def _verl_trainer(ctx: Context) -> dict[str, float]:
+    """``checks=[..., verl_trainer]`` (opt-in): one step of the config's shape through veRL's own
+    ``main_ppo`` on CPU (:mod:`recipes.preflight.verl_trainer`)."""
+    from recipes.preflight.verl_trainer import check_verl_trainer  # Ray, veRL's trainer: only when asked for
+
+    return check_verl_trainer(ctx)
+
+
 CHECKS.add("verl_engine", _verl_engine)
+CHECKS.add("verl_trainer", _verl_trainer)
+#: The opt-in rehearsals, run after the other checks in this order (each trains a model).
+REHEARSALS = {"verl_engine": _verl_engine, "verl_trainer": _verl_trainer}
 
 
 def _log(msg: str) -> None:
@@ -72,10 +85,11 @@ def command(args: DictConfig) -> int:
 
         ensure_task_files(cfg)
     report = preflight(cfg, engine, args, run_dir)
-    if "verl_engine" in args.checks:  # opt-in, after the other checks (it trains the checkpoint once)
-        with report.timed("verl_engine") as rec:
-            rec.update(_verl_engine(Context(cfg=cfg, engine=engine, settings=args, report=report)))
-        report.write(run_dir / "preflight.json")
+    for name, rehearsal in REHEARSALS.items():  # opt-in, after the other checks (each trains a model)
+        if name in args.checks:
+            with report.timed(name) as rec:
+                rec.update(rehearsal(Context(cfg=cfg, engine=engine, settings=args, report=report)))
+            report.write(run_dir / "preflight.json")
     print(report.format())
     _log(f"[preflight] report: {run_dir / 'preflight.json'}")
     return report.exit_code

@@ -3,7 +3,7 @@
 A :class:`Finding` says which check found what, where (a file and row, or a config key), how bad
 (:data:`LEVELS`) and the fix. :class:`Report` collects them with each check's wall and CPU time
 and rows read/sampled, turns them into the exit code (:data:`EXIT`: 0 pass, 1 pass with
-warnings, 2 fail) and writes ``preflight.json``. Not covered: deciding anything (the checks do).
+warnings or with a check that did not run, 2 fail) and writes ``preflight.json``. Not covered: deciding anything (the checks do).
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: Severity, mildest first: ``info`` (a number worth knowing, or a check that was skipped and why),
-#: ``warn`` (launchable, but probably not what you want), ``fail`` (the launch would break or mislead).
-LEVELS = ("info", "warn", "fail")
-#: Exit code of ``python -m recipes.preflight`` for the worst level found.
-EXIT = {"pass": 0, "warn": 1, "fail": 2}
+#: Severity, mildest first: ``info`` (a number worth knowing), ``skip`` (a check asked for that did
+#: not run, and why: it does not count as passed), ``warn`` (launchable, but probably not what you
+#: want), ``fail`` (the launch would break or mislead).
+LEVELS = ("info", "skip", "warn", "fail")
+#: Exit code of ``python -m recipes.preflight`` for the verdict: a skipped check leaves the
+#: pre-flight ``incomplete`` (exit 1, as a warning), never ``pass``.
+EXIT = {"pass": 0, "incomplete": 1, "warn": 1, "fail": 2}
 
 
 @dataclass
@@ -30,7 +32,7 @@ class Finding:
 
     Attributes:
         check: the check that produced it (``data``, ``golds``, ``lengths``, ``reward``, ``memory``).
-        level: ``info``, ``warn`` or ``fail``.
+        level: ``info``, ``skip``, ``warn`` or ``fail``.
         where: the file and row(s), or the config key, it is about.
         message: what was found, with numbers.
         fix: what to change (empty for plain information).
@@ -49,7 +51,7 @@ class Finding:
             raise ValueError(f"finding level {self.level!r} is not one of {LEVELS}")
 
     def line(self) -> str:
-        tag = {"info": "  ok ", "warn": "WARN ", "fail": "FAIL "}[self.level]
+        tag = {"info": "  ok ", "skip": "SKIP ", "warn": "WARN ", "fail": "FAIL "}[self.level]
         text = f"{tag}[{self.check}] {self.where}: {self.message}"
         if self.fix:
             text += f"\n       fix: {self.fix}"
@@ -90,7 +92,10 @@ class Report:
     @property
     def verdict(self) -> str:
         levels = {f.level for f in self.findings}
-        return "fail" if "fail" in levels else "warn" if "warn" in levels else "pass"
+        for level, verdict in (("fail", "fail"), ("warn", "warn"), ("skip", "incomplete")):
+            if level in levels:
+                return verdict
+        return "pass"
 
     @property
     def exit_code(self) -> int:
@@ -125,6 +130,6 @@ class Report:
         counts = self.to_dict()["counts"]
         lines.append(
             f"pre-flight {self.verdict.upper()} (exit {self.exit_code}): {counts['fail']} failed, "
-            f"{counts['warn']} warnings, {counts['info']} notes; {times}"
+            f"{counts['warn']} warnings, {counts['skip']} not run, {counts['info']} notes; {times}"
         )
         return "\n".join(lines)

@@ -1,17 +1,21 @@
 """Pre-flight check ``verl_engine``: the dress rehearsal on veRL's own engine with the run's checkpoint.
 
 :func:`check_verl_engine` runs :func:`recipes.preflight.verl_engine.rehearse` on
-``actor_rollout_ref.model.path`` when it is on disk and at most :data:`MAX_PARAMS` parameters, and
+``actor_rollout_ref.model.path`` when it is on disk and at most :data:`MAX_PARAMS` parameters (else
+on a tiny stand-in with the recipe's config, :func:`stand_in`, and says so), and
 turns the outcome into findings: a refusal by veRL's engine is a ``fail`` naming the key and the
 fix; any other engine error a ``warn`` (it may be the CPU's, not the config's); a finite update an
 ``info`` with :func:`summary` (timings, metrics, every CPU change). Opt-in:
-``python -m recipes.preflight ... checks=[..., verl_engine]``. Not covered: checkpoints that are not
-on disk (nothing is downloaded) or too large for a CPU.
+``python -m recipes.preflight ... checks=[..., verl_engine]``. Not covered: a checkpoint that is not
+on disk (nothing is downloaded) or too large for a CPU is not itself loaded: its config runs on the stand-in.
+The whole trainer (generation, rewards, the critic, the weight sync) is ``verl_trainer``'s
+(:mod:`recipes.preflight.verl_trainer`).
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from recipes.preflight.context import Context, sel
 from recipes.preflight.models import local_dir, model_shape
@@ -25,27 +29,45 @@ HEADLINE = ("actor/pg_loss", "grad_norm", "actor/pg_clipfrac", "actor/ppo_kl", "
 MAX_PARAMS = 1e9
 
 
+def stand_in(ctx: Context) -> Path:
+    """A tiny random Qwen2 with a ChatML byte tokenizer in ``<run dir>/verl_stand_in`` (built once):
+    the model a rehearsal runs the recipe's config on when its own checkpoint cannot run here."""
+    from core import model as models  # torch: only a stand-in build needs it
+
+    out = Path(str(ctx.settings.get("run_dir") or sel(ctx.cfg, "run_dir") or "outputs/preflight")).resolve()
+    path = out / "verl_stand_in"
+    if not (path / "config.json").is_file():
+        models.build_checkpoint(path, models.ModelSpec(64, 2, 4, 2, 128, 256), "byte", seed=0)
+    return path
+
+
 def check_verl_engine(ctx: Context) -> dict[str, float]:
     """Pre-flight check ``verl_engine``: :func:`rehearse` on the run's own checkpoint when it is on
-    disk and at most :data:`MAX_PARAMS` parameters (a finding says why it is skipped otherwise).
-    A refusal is a ``fail`` naming the key; any other engine error a ``warn`` (it may be the CPU's)."""
+    disk and at most :data:`MAX_PARAMS` parameters, else on a tiny stand-in with the recipe's config
+    (the finding says which). A refusal is a ``fail`` naming the key; any other engine error a
+    ``warn`` (it may be the CPU's)."""
     key = "actor_rollout_ref.model.path"
     path = str(sel(ctx.cfg, key))
     where = local_dir(path, "config.json")
+    shape, _ = model_shape(str(where)) if where is not None else (None, "")
+    instead = ""
     if where is None:
-        ctx.report.add("verl_engine", "info", key, f"skipped: {path} is not on disk (no download on CPU)")
-        return {"rehearsed": 0.0}
-    shape, _ = model_shape(str(where))
-    if shape is not None and shape.params > MAX_PARAMS:
+        instead = f"{path} is not on disk (nothing is downloaded on CPU)"
+    elif shape is not None and shape.params > MAX_PARAMS:
+        instead = (
+            f"{path} has {shape.params / 1e9:.2f}B parameters > {MAX_PARAMS / 1e9:.0f}B "
+            "(recipes.preflight.verl_check.MAX_PARAMS), too large for a CPU"
+        )
+    if instead:
+        where = stand_in(ctx)
         ctx.report.add(
             "verl_engine",
             "info",
             key,
-            f"skipped: {shape.params / 1e9:.2f}B parameters > {MAX_PARAMS / 1e9:.0f}B "
-            "(recipes.preflight.verl_check.MAX_PARAMS) is too large for a CPU rehearsal",
-            "rehearse on a small checkpoint of the same family: actor_rollout_ref.model.path=<dir>",
+            f"{instead}: the recipe's actor/ref config runs on a tiny Qwen2 stand-in ({where}) instead",
+            "rehearse your own architecture with a small checkpoint of the same family: "
+            "actor_rollout_ref.model.path=<dir>",
         )
-        return {"rehearsed": 0.0}
     try:
         res = rehearse(ctx.cfg, where)
     except Refused as e:

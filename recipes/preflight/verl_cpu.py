@@ -13,24 +13,19 @@ device module answers 0 for allocated/reserved and the host's RAM for ``mem_get_
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import socket
-from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import psutil
 import torch
 from omegaconf import DictConfig, OmegaConf
-from torch.distributed.fsdp import CPUOffloadPolicy
-from verl.plugin.platform.platform_base import PlatformBase
-from verl.plugin.platform.platform_manager import set_platform
 from verl.utils.config import omega_conf_to_dataclass
-from verl.workers.engine.fsdp import transformer_impl
 from verl.workers.engine_workers import TrainingWorker, TrainingWorkerConfig
+
+from verl_cpu import patches
+from verl_cpu.platform import use as use_cpu_platform
 
 #: What the rehearsal changes in the recipe's config, and why (a CPU needs it). Printed with the result.
 CPU_CHANGES: dict[str, str] = {
@@ -52,109 +47,15 @@ CPU_CHANGES: dict[str, str] = {
     "world_size": "1, one process with gloo (the GPU run shards over trainer.n_gpus_per_node x nnodes)",
 }
 
-_CPU_ATTRS = ("max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved")
-
-
-def _cpu_device_module() -> ModuleType:
-    """``torch.cpu`` with the calls veRL makes of a device module (memory numbers from psutil)."""
-    mod = ModuleType("rlvr_cpu_device")
-    for name in dir(torch.cpu):
-        if not name.startswith("_"):
-            setattr(mod, name, getattr(torch.cpu, name))
-    for name in _CPU_ATTRS:
-        setattr(mod, name, lambda *a, **k: 0)
-    mod.mem_get_info = lambda *a, **k: (psutil.virtual_memory().available, psutil.virtual_memory().total)
-    mod.get_device_name = lambda *a, **k: "cpu"
-    mod.reset_peak_memory_stats = lambda *a, **k: None
-    mod.empty_cache = lambda *a, **k: None
-    mod.is_available = lambda: True
-    mod.device_count = lambda: 1
-    mod.current_device = lambda: "cpu"
-    mod.set_device = lambda *a, **k: None
-    mod.synchronize = lambda *a, **k: None
-    mod.manual_seed = torch.manual_seed
-    mod.manual_seed_all = torch.manual_seed
-    return mod
-
-
-class PlatformCPU(PlatformBase):
-    """veRL's platform interface answered for the CPU: every abstract method a no-op or the CPU's answer."""
-
-    device_name = "cpu"
-    vendor_name = "cpu"
-    device_module = _cpu_device_module()
-
-    def is_available(self) -> bool:
-        return True
-
-    def current_device(self) -> Any:  # veRL passes it to .to() and torch.device(): "cpu", not 0 (= cuda:0)
-        return "cpu"
-
-    def device_count(self) -> int:
-        return 1
-
-    def set_device(self, device_index: int) -> None:
-        return None
-
-    def synchronize(self, device_index: int | None = None) -> None:
-        return None
-
-    def manual_seed(self, seed: int) -> None:
-        torch.manual_seed(seed)
-
-    def manual_seed_all(self, seed: int) -> None:
-        torch.manual_seed(seed)
-
-    def set_allocator_settings(self, settings: str) -> None:
-        return None
-
-    def empty_cache(self) -> None:
-        return None
-
-    def get_device_capability(self, device_index: int = 0) -> tuple[int | None, int | None]:
-        return (None, None)
-
-    def communication_backend_name(self) -> str:
-        return "gloo"
-
-    def visible_devices_envvar(self) -> str:
-        return "CUDA_VISIBLE_DEVICES"
-
-    @contextlib.contextmanager
-    def nvtx_range(self, msg: str) -> Iterator[None]:
-        yield
-
-    def profiler_start(self) -> None:
-        return None
-
-    def profiler_stop(self) -> None:
-        return None
-
-    def ray_resource_name(self) -> str:
-        return "CPU"
-
-    def ray_noset_envvars(self) -> list[str]:
-        return []
-
-    def is_ipc_supported(self) -> bool:
-        return False
-
-    def cudart(self) -> Any:
-        return None
-
-
-def _unpinned(pin_memory: bool = True) -> CPUOffloadPolicy:
-    """FSDP2's CPU offload policy without pinned memory (veRL asks ``pin_memory=True``; it needs CUDA)."""
-    return CPUOffloadPolicy(pin_memory=False)
-
 
 @functools.cache
 def install_cpu_platform() -> None:
-    """The CPU platform, ``VERL_ENGINE_DEVICE=cuda``, unpinned offload and a one-process gloo group
-    (once per process; a process group that already exists is kept)."""
+    """The CPU platform and the patches of :mod:`verl_cpu` (the reference's unpinned offload among
+    them), ``VERL_ENGINE_DEVICE=cuda`` and a one-process gloo group (once per process; a process group
+    that already exists is kept)."""
     os.environ["VERL_ENGINE_DEVICE"] = "cuda"
-    set_platform(PlatformCPU())
-    transformer_impl.CPUOffloadPolicy = _unpinned  # the forward-only reference's offload policy
+    use_cpu_platform()
+    patches.apply()
     for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1")):
         os.environ.setdefault(key, value)
     if not torch.distributed.is_initialized():

@@ -128,8 +128,8 @@ TABLE = [
 def launcher(monkeypatch):
     """A GPU machine as far as recipes.run can tell (24 GB GPUs), with the launch recorded, not run."""
     calls: list[Path] = []
-    monkeypatch.setattr(run_mod, "require_gpus", lambda: None)
-    monkeypatch.setattr(run_mod, "launch", lambda d: calls.append(d) or 0)
+    monkeypatch.setattr(run_mod, "on_cpu", lambda: False)
+    monkeypatch.setattr("recipes.supervise.launch", lambda d: calls.append(d) or 0)
     monkeypatch.setattr("recipes.preflight.memory._gpu_memory_gb", lambda ctx: 24.0)
     return calls
 

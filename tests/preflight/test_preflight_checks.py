@@ -166,7 +166,7 @@ def test_report_exit_codes_and_json(tmp_path) -> None:
     r.add("memory", "fail", "k", "no", "do z")
     assert r.exit_code == 2 and r.format().splitlines()[0].startswith("FAIL [memory] k: no")
     d = json.loads(r.write(tmp_path / "p.json").read_text())
-    assert d["verdict"] == "fail" and d["counts"] == {"info": 1, "warn": 1, "fail": 1}
+    assert d["verdict"] == "fail" and d["counts"] == {"info": 1, "skip": 0, "warn": 1, "fail": 1}
     with pytest.raises(ValueError):
         r.add("data", "bad-level", "x", "y")
 

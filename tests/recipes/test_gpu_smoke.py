@@ -34,7 +34,9 @@ def test_family_composes_validates_and_writes_its_launch(family: str, hydra_ctx,
     cmds = prepare(cfg, run_dir)
     assert [c[1:3] for c in cmds] == [["-m", "verl.trainer.main_ppo"]]
     launch = (run_dir / "launch.sh").read_text()
-    assert f"VERL_FILE_LOGGER_PATH={shlex.quote(str((run_dir / 'metrics.jsonl').resolve()))}" in launch
+    # each trainer invocation logs to its own file under metrics.d/ (recipes.supervise merges them)
+    assert f"RUN={shlex.quote(str(run_dir.resolve()))}" in launch
+    assert 'export VERL_FILE_LOGGER_PATH="$RUN/metrics.d/' in launch
 
 
 def test_a_family_whose_defining_key_is_overridden_is_refused(hydra_ctx, tmp_path: Path, monkeypatch) -> None:

@@ -1,0 +1,160 @@
+"""The blocks of veRL's own trainer on a CPU (docs/engines.md), from the code and from ``results/``.
+
+- ``verl-cpu-patches``: the patches of veRL internals (:data:`verl_cpu.patches.PATCHES`): name, the
+  veRL file and line, why, the pinned source hash -- from the code, so the page cannot drift from it;
+- ``verl-cpu-changes``: the config changes a CPU run makes (:data:`recipes.launch_cpu.CHANGES`) and
+  what is refused there (:data:`recipes.launch_cpu.REFUSED`), from the code;
+- ``verl-cpu-recipes``: ``results/verl_cpu_recipes/latest.json``: every recipe's 2 steps on veRL's
+  trainer on this CPU (exit, wall, s/step, phases, last-step metrics), world size 2 and a resume;
+- ``verl-cpu-bench``: ``results/bench_verl_cpu/latest.json``: veRL's trainer vs the local engine per
+  step and phase, and the rollout backend batched vs one request at a time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analysis.render import Table
+from docgen.engine import Rendered, source_line
+from docgen.results import missing, table
+
+
+def patches_block() -> Rendered:
+    """One row per patch of veRL internals, from :mod:`verl_cpu.patches`."""
+    from verl_cpu.patches import PATCHES, VERL_VERSION  # the block reads the code: only when rendered
+
+    rows = [[f"`{p.name}`", f"`{p.module}.{p.attr}`", p.where, p.why, f"`{p.sha256}`"] for p in PATCHES]
+    head = ["patch", "replaces", "veRL file:line", "why", "pinned source sha256"]
+    text = (
+        f"Each is applied only on veRL {VERL_VERSION} and only while its code hashes to the pinned value "
+        "(another version or changed code: one error naming the patch); "
+        "`tests/verl_cpu/test_patches.py` fails when the code under one changes.\n\n"
+        + Table(head, rows).markdown()
+    )
+    return Rendered(text, sources=["`verl_cpu/patches.py`"])
+
+
+def _value(v: Any) -> str:
+    return f"`{v}`" if not isinstance(v, dict) else "`" + ", ".join(f"{k}={x}" for k, x in v.items()) + "`"
+
+
+def changes_block() -> Rendered:
+    """The CPU run's config changes and refusals, from :mod:`recipes.launch_cpu`."""
+    from omegaconf import OmegaConf  # only when rendered
+
+    from recipes.launch_cpu import CHANGES, REFUSED  # the block reads the code: only when rendered
+
+    empty = OmegaConf.create({"local": {"threads": 1}})
+    rows = []
+    for ch in CHANGES:
+        rows.append([f"`{ch.key}`", ch.shown or _value(ch.value(empty)), ch.why])
+    refused = [[f"`{key}`", why] for key, _, why in REFUSED]
+    text = (
+        Table(["key", "set to", "why"], rows).markdown()
+        + "\n\nRefused before Ray starts (one `error:` line, exit 2):\n\n"
+        + Table(["key", "why"], refused).markdown()
+    )
+    return Rendered(text, sources=["`recipes/launch_cpu.py`"])
+
+
+def recipes_block() -> Rendered:
+    """Per run of ``experiments.verl_cpu_recipes``: exit, wall, steps, s/step, phases, the last step."""
+    res = table("verl_cpu_recipes", "latest")
+    if res is None:
+        return missing("verl_cpu_recipes")
+    rows = []
+    for name, r in res["runs"].items():
+        ph = r["median_phase_s"]
+        last = r["last"]
+        phases = ", ".join(f"{k} {v:.2f}" for k, v in ph.items() if k != "step")
+        metrics = ", ".join(
+            f"{k.split('/')[-1]} {last[k]:.3g}"
+            for k in (
+                "actor/pg_loss",
+                "actor/grad_norm",
+                "critic/score/mean",
+                "critic/vf_loss",
+                "actor/kl_loss",
+            )
+            if isinstance(last.get(k), (int, float))
+        )
+        note = (
+            f"{r['segments']} segments"
+            if r.get("segments", 1) > 1
+            else "resumed"
+            if name == "resume" and r.get("resumed")
+            else ""
+        )
+        rows.append(
+            [
+                f"`{name}`",
+                "ok" if r["code"] == 0 and r["required_finite"] else f"exit {r['code']}",
+                ", ".join(map(str, r["steps"])),
+                f"{r['wall_s']:.0f}",
+                f"{ph['step']:.2f}" if "step" in ph else "—",
+                phases,
+                metrics,
+                note,
+            ]
+        )
+    head = ["run", "result", "steps", "command s", "s/step", "phases (s, medians)", "last step", ""]
+    text = (
+        f"`make results NAME=verl_cpu_recipes`: each row one `python -m recipes.run engine=verl recipe=<run>` "
+        f"from an empty cache, {res['settings']['steps']} steps at the recipe's laptop profile (`world2`: grpo at "
+        "`trainer.n_gpus_per_node=2`; `resume`: the grpo run again with one more step). The command's seconds include "
+        "building the laptop models the first run needs and veRL's start-up.\n\n"
+        + Table(head, rows).markdown()
+    )
+    return Rendered(
+        text, sources=[source_line("results/verl_cpu_recipes/latest.json", res.get("provenance"))]
+    )
+
+
+def verl_cpu_bench() -> Rendered:
+    """veRL's trainer on CPU vs the local engine per step, and the rollout backend's tokens/s."""
+    res = table("bench_verl_cpu", "latest")
+    if res is None:
+        return missing("bench_verl_cpu")
+    med, st = res["engines"]["median_s"], res["settings"]
+    names = {
+        "gen": "generation",
+        "old_log_prob": "old log-probs",
+        "ref": "reference log-probs",
+        "adv": "advantages",
+        "update_actor": "actor update",
+        "update_weights": "weight sync",
+        "step": "**step**",
+        "outside_steps": "outside the steps (start-up, 2 evaluations, shutdown)",
+        "wall": "**whole command**",
+    }
+    rows = []
+    for key, label in names.items():
+        loc, ver = med["local"].get(key), med["verl"].get(key)
+        ratio = f"{ver / loc:.2f}" if loc and ver else "—"
+        rows.append(
+            [
+                label,
+                f"{loc:.3f}" if loc is not None else "— (not a separate phase)",
+                f"{ver:.3f}" if ver is not None else "—",
+                ratio,
+            ]
+        )
+    eng = Table(["wall seconds", "local engine", "veRL's trainer (CPU)", "veRL/local"], rows).markdown()
+    roll = res["rollout"]
+    tps, ratio = roll["tokens_per_s"], roll["ratios"]
+    rrows = [
+        [arm, f"{tps['wall'][arm]:.0f}", f"{tps['cpu'][arm]:.0f}"]
+        for arm in ("batched", "one_at_a_time", "sampler")
+    ]
+    rtab = Table(["CPU rollout server", "tokens/s (wall)", "tokens/s (this process's CPU)"], rrows).markdown()
+    text = (
+        f"`{st['recipe']}` at its laptop profile, {st['steps']} steps per run, {st['rounds']} runs per engine "
+        f"alternating; medians of steps 2-{st['steps']} (step 1 pays warm-up), {st['threads']} torch thread(s).\n\n"
+        f"{eng}\n\nThe rollout backend on the same model: {roll['requests']} requests (held-out prompts x "
+        f"rollout.n) of up to {roll['max_new_tokens']} tokens at T=1, all at once (batched, as the agent loop "
+        "sends a step's requests), each awaited before the next (one at a time), and the sampler the server "
+        f"wraps called directly:\n\n{rtab}\n\nBatched / one at a time: **{ratio['wall']['batched/one_at_a_time']:.1f}x** "
+        f"(wall), {ratio['cpu']['batched/one_at_a_time']:.1f}x (CPU); batched / the sampler alone: "
+        f"{ratio['wall']['batched/sampler']:.2f} (wall)."
+    )
+    return Rendered(text, sources=[source_line("results/bench_verl_cpu/latest.json", res.get("provenance"))])

@@ -1,0 +1,316 @@
+"""``engine=verl`` on a machine without a GPU: what veRL's own trainer needs changed to run on the CPU.
+
+The composed config is the one a GPU launch gets; :func:`apply` changes only what a CPU needs, and
+returns each change (key, before, after, why) for ``recipes.run`` to print once:
+
+- the platform and the rollout backend (:mod:`verl_cpu`: ``rollout.name=cpu``, one process per
+  replica, no tensor parallelism), the environment every Ray process needs (:data:`verl_cpu.ENV`,
+  forwarded through ``ray_kwargs.ray_init.runtime_env``);
+- what only CUDA has: SDPA attention instead of flash-attention 2, FSDP2 (FSDP1 syncs module
+  states on the GPU), fp32 (no bf16 autocast), no ``torch.compile`` (~20 s per process on a CPU,
+  the same numbers), no offload, no Ulysses sequence parallelism;
+- Ray's resources: logical GPUs (veRL's pools always ask for them) and logical CPUs (with the 2
+  Ray detects on a 2-core machine the TransferQueue start-up hangs), one agent-loop, reward and
+  storage worker (each is a process), no dataloader workers, and the replica buffer's poll
+  interval (:mod:`verl_cpu.patches`, ``replay-poll``).
+
+:func:`refusal` names what veRL cannot run here (one line, before Ray starts); :func:`prepare_inputs`
+builds what the laptop profile reads (the task files, the base model or cold start, the
+distillation teacher) with the local engine's builders and points ``data.val_files`` at the first
+``local.eval_samples`` held-out rows, the prompts the local engine evaluates on. Not covered: a
+GPU's numerics (bf16), vLLM/SGLang, NCCL, Ulysses, offload, tensor parallelism, several nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+import verl_cpu
+
+A, R, F, C = "actor_rollout_ref.actor", "actor_rollout_ref.rollout", "actor_rollout_ref.ref", "critic"
+T = "distillation.teacher_models.teacher_model"
+
+#: Logical CPUs declared to Ray (its detected count, 2 here, hangs the TransferQueue start-up).
+RAY_CPUS = 16
+
+
+@dataclass(frozen=True)
+class Change:
+    """One key a CPU run sets: ``value(cfg)`` when ``when(cfg)``."""
+
+    key: str
+    value: Callable[[DictConfig], Any]
+    why: str
+    when: Callable[[DictConfig], bool] = lambda cfg: True
+    #: how the docs show a value computed from the config (None: the value itself)
+    shown: str | None = None
+
+
+def _sel(cfg: DictConfig, key: str) -> Any:
+    return OmegaConf.select(cfg, key, default=None)
+
+
+def world(cfg: DictConfig) -> int:
+    """Trainer processes: ``trainer.n_gpus_per_node`` (0, the laptop profile's, means 1) x ``nnodes``."""
+    return max(1, int(_sel(cfg, "trainer.n_gpus_per_node") or 0)) * max(
+        1, int(_sel(cfg, "trainer.nnodes") or 1)
+    )
+
+
+def _critic(cfg: DictConfig) -> bool:
+    enable = _sel(cfg, f"{C}.enable")
+    return bool(enable) if enable is not None else _sel(cfg, "algorithm.adv_estimator") == "gae"
+
+
+def _teacher(cfg: DictConfig) -> bool:
+    return bool(_sel(cfg, "distillation.enabled"))
+
+
+def _gpus(cfg: DictConfig) -> int:
+    return world(cfg) + (1 if _teacher(cfg) else 0)
+
+
+_FP32 = {"param_dtype": "fp32", "reduce_dtype": "fp32", "buffer_dtype": "fp32"}
+
+
+#: What each training engine (actor, reference, critic) changes: (key, value, why); ``{s}`` is the
+#: role's section, ``{e}`` its engine section (``fsdp_config``; the critic's ``fsdp``).
+_ENGINE: tuple[tuple[str, Any, str], ...] = (
+    ("{s}.strategy", "fsdp2", "FSDP1 syncs module states on the GPU (fsdp/transformer_impl.py:444)"),
+    ("{e}.strategy", "fsdp2", "the engine's own copy of the strategy"),
+    ("{s}.use_torch_compile", False, "compiling costs ~20 s per process on a CPU, same numbers"),
+    ("{e}.use_torch_compile", False, "as above, the engine's copy"),
+    ("{e}.mixed_precision", _FP32, "fp32: bf16 autocast puts log-probs ~2e-2 off"),
+    ("{e}.param_offload", False, "everything already lives in CPU memory"),
+    ("{e}.optimizer_offload", False, "everything already lives in CPU memory"),
+    ("{e}.offload_policy", False, "everything already lives in CPU memory"),
+    ("{s}.ulysses_sequence_parallel_size", 1, "Ulysses sequence parallelism needs NCCL"),
+    ("{e}.ulysses_sequence_parallel_size", 1, "as above, the engine's copy"),
+)
+
+
+def _const(value: Any) -> Callable[[DictConfig], Any]:
+    return lambda cfg: dict(value) if isinstance(value, dict) else value
+
+
+def _engine_changes(
+    section: str, engine: str, when: Callable[[DictConfig], bool] = lambda c: True, skip: tuple[str, ...] = ()
+) -> list[Change]:
+    return [
+        Change(k.format(s=section, e=engine), _const(v), why, when) for k, v, why in _ENGINE if k not in skip
+    ]
+
+
+CHANGES: list[Change] = [
+    Change(
+        "trainer.device",
+        lambda c: "cpu",
+        "the worker groups' device (verl/trainer/ppo/v1/trainer_base.py:303)",
+    ),
+    Change(
+        "trainer.n_gpus_per_node",
+        lambda c: world(c),
+        "trainer processes on this machine",
+        shown="its value x trainer.nnodes (0: 1)",
+    ),
+    Change("trainer.nnodes", lambda c: 1, "one machine"),
+    Change(
+        f"{R}.name",
+        lambda c: "cpu",
+        "vLLM/SGLang need CUDA: the project's batched KV-cache sampler (verl_cpu)",
+    ),
+    Change(f"{R}.tensor_model_parallel_size", lambda c: 1, "a CPU replica is one process"),
+    Change(f"{R}.data_parallel_size", lambda c: 1, "a CPU replica is one process"),
+    Change(f"{R}.pipeline_model_parallel_size", lambda c: 1, "a CPU replica is one process"),
+    Change(
+        f"{R}.checkpoint_engine.backend", lambda c: "naive", "weights pass in-process (NCCL/NIXL need GPUs)"
+    ),
+    Change(f"{R}.agent.num_workers", lambda c: 1, "one agent-loop process (the server batches its requests)"),
+    Change("reward.num_workers", lambda c: 1, "one reward process"),
+    Change("data.dataloader_num_workers", lambda c: 0, "no dataloader processes on 2 cores"),
+    Change(
+        "actor_rollout_ref.model.override_config.attn_implementation",
+        lambda c: "sdpa",
+        "flash-attention 2 needs a GPU",
+    ),
+    *_engine_changes(A, f"{A}.fsdp_config"),
+    *_engine_changes(F, f"{F}.fsdp_config"),
+    Change(
+        f"{C}.model.override_config.attn_implementation",
+        lambda c: "sdpa",
+        "flash-attention 2 needs a GPU",
+        _critic,
+    ),
+    *_engine_changes(C, f"{C}.fsdp", _critic, skip=("{s}.use_torch_compile",)),
+    Change(f"{T}.inference.name", lambda c: "cpu", "the teacher's log-probs from the CPU backend", _teacher),
+    Change(
+        f"{T}.inference.tensor_model_parallel_size",
+        lambda c: 1,
+        "a CPU teacher replica is one process",
+        _teacher,
+    ),
+    Change(
+        "distillation.n_gpus_per_node", lambda c: 1, "one logical GPU slot for the teacher replica", _teacher
+    ),
+    Change("distillation.nnodes", lambda c: 1, "one machine", _teacher),
+    Change(
+        "ray_kwargs.ray_init.num_gpus",
+        _gpus,
+        "logical GPUs: veRL's resource pools always ask for GPUs",
+        shown="the trainer processes (+1 for a distillation teacher)",
+    ),
+    Change(
+        "ray_kwargs.ray_init.num_cpus",
+        lambda c: RAY_CPUS,
+        "logical CPUs: with the 2 Ray detects the start-up hangs",
+    ),
+    Change("ray_kwargs.ray_init.include_dashboard", lambda c: False, "no dashboard process"),
+    Change(
+        "ray_kwargs.ray_init.runtime_env.env_vars",
+        lambda c: {**_given_env(c), **env(c)},
+        "the CPU platform in every Ray process (added to the config's own)",
+        shown="VERL_USE_EXTERNAL_MODULES=verl_cpu, VERL_PLATFORM=cpu, VERL_ENGINE_DEVICE=cuda, VERL_CPU_THREADS=local.threads",
+    ),
+    Change(
+        "transfer_queue.backend.SimpleStorage.num_data_storage_units",
+        lambda c: 1,
+        "one storage process (8: 15 s more start-up)",
+    ),
+    Change(
+        "trainer.v1.sampler.sampler_kwargs.poll_interval",
+        lambda c: 0.05,
+        "the replay buffer's poll (verl_cpu patch replay-poll; 2 s fixed)",
+    ),
+]
+
+
+def _given_env(cfg: DictConfig) -> dict[str, str]:
+    given = _sel(cfg, "ray_kwargs.ray_init.runtime_env.env_vars")
+    return {str(k): str(v) for k, v in (OmegaConf.to_container(given, resolve=True) if given else {}).items()}
+
+
+def env(cfg: DictConfig | None = None) -> dict[str, str]:
+    """The environment of every process of a CPU run: :data:`verl_cpu.ENV` and the torch thread count
+    (``local.threads``: 1 is fastest on a shared 2-core machine)."""
+    threads = int(_sel(cfg, "local.threads") or 1) if cfg is not None else 1
+    return {**verl_cpu.ENV, "VERL_CPU_THREADS": str(threads)}
+
+
+def apply(cfg: DictConfig) -> list[tuple[str, Any, Any, str]]:
+    """Set every :data:`CHANGES` key that applies, in place; returns (key, before, after, why) of
+    each one whose value changed."""
+    out = []
+    with open_dict(cfg):
+        for ch in CHANGES:
+            if not ch.when(cfg):
+                continue
+            before = _sel(cfg, ch.key)
+            before = OmegaConf.to_container(before, resolve=True) if OmegaConf.is_config(before) else before
+            after = ch.value(cfg)
+            if before != after:
+                OmegaConf.update(cfg, ch.key, after, force_add=True, merge=False)
+                out.append((ch.key, before, after, ch.why))
+    return out
+
+
+#: What veRL's trainer cannot run on a CPU: (key, refused when, reason).
+REFUSED: list[tuple[str, Callable[[DictConfig], bool], str]] = [
+    (
+        "trainer.v1.trainer_mode",
+        lambda c: str(_sel(c, "trainer.v1.trainer_mode") or "sync") != "sync",
+        "only the sync trainer runs on a CPU: the async modes' standalone replicas sync weights over NCCL "
+        "(verl/trainer/ppo/v1/trainer_separate_async.py:68)",
+    ),
+    (
+        "actor_rollout_ref.model.lora_rank",
+        lambda c: int(_sel(c, "actor_rollout_ref.model.lora_rank") or 0) > 0,
+        "LoRA adapters are loaded into vLLM/SGLang; the CPU rollout takes full weights only",
+    ),
+    (
+        "reward.reward_model.enable",
+        lambda c: bool(_sel(c, "reward.reward_model.enable")),
+        "veRL's model-based reward serves a reward model through vLLM/SGLang, untried with the CPU backend",
+    ),
+    (
+        "trainer.nnodes",
+        lambda c: int(_sel(c, "trainer.nnodes") or 1) > 1,
+        "a CPU run uses one machine's logical GPU slots; several nodes need a Ray cluster of GPU nodes",
+    ),
+]
+
+
+#: Rollout backends a config may name; on a CPU every one of them is replaced by ``cpu``.
+ROLLOUTS = ("vllm", "sglang", "trtllm", "cpu")
+
+
+def refusal(cfg: DictConfig) -> str | None:
+    """The first feature of ``cfg`` veRL's trainer cannot run on a CPU, as ``[key] why; fix``, or None."""
+    name = _sel(cfg, f"{R}.name")
+    if name not in ROLLOUTS:
+        return (
+            f"[{R}.name] {name!r} is not a rollout backend veRL 0.9.1 or this project registers "
+            f"(fix: one of {', '.join(ROLLOUTS)}; on a CPU the rollout is cpu, verl_cpu)"
+        )
+    for key, refused, why in REFUSED:
+        if refused(cfg):
+            return (
+                f"[{key}] {_sel(cfg, key)!r} cannot run on veRL's trainer on a CPU: {why} "
+                "(fix: engine=local, or run on a GPU machine; docs/engines.md lists what runs where)"
+            )
+    return None
+
+
+def prepare_inputs(
+    cfg: DictConfig, run_dir: Path, say: Callable[[str], None] = print
+) -> list[tuple[str, Any, Any, str]]:
+    """Build what the config reads from the run cache (task files, the laptop model, the distillation
+    teacher: the local engine's builders, :func:`recipes.local.ensure_inputs`) and point
+    ``data.val_files`` at its first ``local.eval_samples`` rows; returns that change, if any."""
+    from core.env import in_cache  # launching only
+    from recipes.local import ensure_inputs  # torch, the builders: only a CPU launch needs them
+
+    keys = ["actor_rollout_ref.model.path", *([f"{T}.model_path"] if _teacher(cfg) else [])]
+    for key in keys:
+        path = Path(str(_sel(cfg, key))).expanduser()
+        if not in_cache(path) and not (path / "config.json").is_file():
+            raise ValueError(
+                f"[{key}] {_sel(cfg, key)} is not a checkpoint on disk: veRL's trainer on a CPU runs a model "
+                "from disk (nothing is downloaded). Fix: point it at a save_pretrained directory, or drop scale= "
+                "to run the recipe's laptop profile, whose model is built here"
+            )
+    ensure_inputs(cfg, say)
+    return _held_out(cfg, run_dir)
+
+
+def _held_out(cfg: DictConfig, run_dir: Path) -> list[tuple[str, Any, Any, str]]:
+    """``data.val_files`` -> one parquet of its first ``local.eval_samples`` rows (veRL's
+    ``data.val_max_samples`` draws them at random while ``data.shuffle`` is on)."""
+    import pyarrow as pa  # ~0.3 s: only a CPU launch writes the held-out file
+    import pyarrow.parquet as pq  # as above
+
+    limit = int(_sel(cfg, "local.eval_samples") or 0)
+    files = _sel(cfg, "data.val_files")
+    files = [files] if isinstance(files, str) else list(files or [])
+    if limit <= 0 or not files:
+        return []
+    tables, left = [], limit
+    for f in files:
+        t = pq.read_table(Path(f).expanduser())
+        tables.append(t.slice(0, left))
+        left -= tables[-1].num_rows
+        if left <= 0:
+            break
+    rows = pa.concat_tables(tables)
+    out = run_dir.resolve() / "data" / f"val.first{rows.num_rows}.parquet"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(rows, out)
+    before = _sel(cfg, "data.val_files")
+    with open_dict(cfg):
+        cfg.data.val_files = str(out)
+    why = f"its first {rows.num_rows} rows (local.eval_samples): the held-out prompts the local engine scores"
+    return [("data.val_files", before, str(out), why)]

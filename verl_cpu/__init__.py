@@ -1,0 +1,61 @@
+"""A CPU backend for veRL 0.9.1: its own trainer (``python -m verl.trainer.main_ppo``) on a machine without a GPU.
+
+An extension of veRL through its registries, not a fork. Importing this package (veRL does, in
+every Ray process, when ``VERL_USE_EXTERNAL_MODULES=verl_cpu``: ``verl/__init__.py:49``):
+
+- registers the ``cpu`` platform (:mod:`verl_cpu.platform`; selected by ``VERL_PLATFORM=cpu``);
+- registers the ``cpu`` rollout backend (:mod:`verl_cpu.rollout`, :mod:`verl_cpu.server`:
+  batched KV-cache sampling with the project's sampler; ``actor_rollout_ref.rollout.name=cpu``);
+- applies the patches of veRL internals that no config reaches (:mod:`verl_cpu.patches`), each
+  pinned to the veRL version and source it was written for;
+- sets torch's thread count from ``VERL_CPU_THREADS``.
+
+The config changes a CPU run needs (FSDP2, fp32, SDPA, logical GPUs for Ray, ...) and the
+environment are not here: :mod:`recipes.launch_verl` applies and prints them. With
+``VERL_PLATFORM`` unset or not ``cpu`` importing this package registers the platform and the
+backend (harmless) and patches nothing. What still needs a GPU: vLLM/SGLang rollouts, NCCL,
+Ulysses sequence parallelism, offload, tensor parallelism.
+"""
+
+from __future__ import annotations
+
+import os
+
+from verl_cpu import patches
+from verl_cpu.platform import PlatformCPU
+
+__all__ = ["ENV", "PlatformCPU", "active", "install"]
+
+#: The environment a process of a CPU run needs (forwarded to every Ray process by the launch).
+ENV = {
+    "VERL_USE_EXTERNAL_MODULES": "verl_cpu",
+    "VERL_PLATFORM": "cpu",
+    # the FSDP engine is registered for cuda/npu only (verl/workers/engine/base.py:405); the engine
+    # itself then runs on the platform's device, the CPU
+    "VERL_ENGINE_DEVICE": "cuda",
+}
+
+
+def active() -> bool:
+    """Whether this process runs on the CPU platform (``VERL_PLATFORM=cpu``)."""
+    return os.environ.get("VERL_PLATFORM", "").strip().lower() == "cpu"
+
+
+def install() -> list[str]:
+    """Register the rollout backend (when veRL's replica module is imported), and on the CPU
+    platform apply the patches and the thread count; returns the patches' names. Idempotent."""
+    def _register(_mod: object) -> None:
+        from verl_cpu.rollout import register  # ray and veRL's replica module: once veRL imports it
+
+        register()
+
+    patches.when_imported("verl.workers.rollout.replica", _register)
+    if not active():
+        return []
+    from verl_cpu.server import set_threads  # torch: on the CPU platform only
+
+    set_threads()
+    return patches.apply()
+
+
+install()
