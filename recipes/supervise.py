@@ -48,6 +48,7 @@ def launch(run_dir: Path, timeout: float | None = None, echo: bool = True) -> in
     if left:
         print(
             f"[launch] stopped {left} processes an earlier, killed launch of {run_dir} left running",
+            file=sys.stderr,
             flush=True,
         )
     mark = f"{key}:{os.getpid()}"

@@ -31,6 +31,11 @@ from verl_cpu.server import THREADS_ENV, CPURolloutServer
 
 #: The backend's name: ``actor_rollout_ref.rollout.name=cpu``.
 NAME = "cpu"
+#: The negative control of the weight sync: with ``1`` the adapter receives the actor's weights and
+#: drops them, so the rollout keeps sampling from the initial model (a test shows that the rollout's
+#: log-probs then leave the actor's). Forwarded like any variable:
+#: ``+ray_kwargs.ray_init.runtime_env.env_vars.VERL_CPU_SKIP_WEIGHT_SYNC='1'``.
+SKIP_SYNC = "VERL_CPU_SKIP_WEIGHT_SYNC"
 
 
 def server_name(replica_rank: int, kind: str = "", suffix: str = "") -> str:
@@ -95,7 +100,7 @@ class CPUServerAdapter(BaseRollout):
                 f"not {wire_format!r} (fix: checkpoint_engine.backend=naive)"
             )
         state = {name: t.detach().to("cpu", copy=True).contiguous() for name, t in weights}
-        if not self.is_leader_rank:
+        if not self.is_leader_rank or os.environ.get(SKIP_SYNC) == "1":
             return
         server = ray.get_actor(server_name(self.replica_rank))
         self.sent = await server.update_weights.remote(state, global_steps=kwargs.get("global_steps"))

@@ -269,7 +269,6 @@ class CPURolloutServer:
         self.stats["batches"] += 1
         self.stats["tokens"] += sum(len(r[0]) for r in results)
         self.stats["decode_s"] += time.perf_counter() - t0
-        print(f"[cpu-rollout] batch {len(reqs)} n={n} {time.perf_counter() - t0:.3f}s", flush=True)
         return results
 
     def _prompt_logprobs(self, prompt: list[int], k: int) -> dict[str, list[list[Any]]]:
