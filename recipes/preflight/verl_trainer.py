@@ -218,7 +218,14 @@ REQUIRED = ("actor/pg_loss", "actor/grad_norm", "critic/score/mean")
 def check_verl_trainer(ctx: Context) -> dict[str, float]:
     """Pre-flight check ``verl_trainer`` (opt-in): :func:`rehearse` in ``<run_dir>/verl_trainer``,
     then a ``fail`` naming the error veRL raised, or an ``info`` with the step's numbers, every
-    change and what was not rehearsed."""
+    change and what was not rehearsed; a ``skip`` when veRL's trainer cannot run the config on a CPU."""
+    from recipes.launch_cpu import refusal  # the rehearsal only
+
+    refused = refusal(ctx.cfg)
+    if refused:
+        key = refused.split("]")[0].lstrip("[")
+        ctx.report.add("verl_trainer", "skip", key, f"not rehearsed on this CPU: {refused}")
+        return {"rehearsed": 0.0}
     work = (
         Path(str(ctx.settings.get("run_dir") or sel(ctx.cfg, "run_dir") or "outputs/preflight"))
         / "verl_trainer"

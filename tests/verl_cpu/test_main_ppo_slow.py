@@ -121,7 +121,10 @@ def test_the_rollout_samples_with_the_actors_weights_only_when_they_are_pushed(
         args += ["actor_rollout_ref.actor.optim.lr=1e-2", "actor_rollout_ref.actor.optim.lr_warmup_steps=0"]
         # a coin per response: the random model solves nothing, and all-equal rewards would not move it
         # (and the pre-flight's golds check rightly refuses such a reward: skipped here)
-        args += ["reward.custom_reward_function.path=pkg://recipes.preflight.rehearsal_reward", "preflight=false"]
+        args += [
+            "reward.custom_reward_function.path=pkg://recipes.preflight.rehearsal_reward",
+            "preflight=false",
+        ]
         p = run_verl([*args, *extra], tmp_path / "cache", timeout=1800)
         assert p.returncode == 0, p.stderr[-4000:]
         diff[name] = steps(run_dir)[2]["training/rollout_probs_diff_max"]
@@ -141,3 +144,6 @@ def test_the_trainer_rehearsal_raises_what_veRL_raises_after_start_up(tmp_path: 
     bad = compose(["recipe=dapo", "scale=gpu_node", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=1024"])
     res = rehearse(bad, tmp_path / "bad")
     assert res["code"] != 0 and "max_token_len must be greater than the sequence length" in res["failure"]
+    from recipes.supervise import launched, run_key
+
+    assert not launched(run_key(Path(res["run_dir"]))), "a run that died in Ray left processes behind"

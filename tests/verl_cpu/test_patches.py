@@ -30,43 +30,39 @@ def test_changed_code_or_another_version_is_refused_by_name(monkeypatch: pytest.
         patches.check(patches.PATCHES[0])
 
 
-def test_importing_the_backend_on_the_cpu_platform_patches_veRL_as_its_modules_load() -> None:
-    """In a fresh process, as in a Ray worker: ``VERL_PLATFORM=cpu`` + ``VERL_USE_EXTERNAL_MODULES``."""
+def test_the_cpu_platform_patches_veRL_as_its_modules_load_and_nothing_without_it() -> None:
+    """In fresh processes, as in a Ray worker: with ``VERL_PLATFORM=cpu`` + ``VERL_USE_EXTERNAL_MODULES``
+    every patch lands as veRL imports its module; without the platform, nothing is patched."""
     code = textwrap.dedent(
         """
+        import os, sys
         import verl  # imports verl_cpu (VERL_USE_EXTERNAL_MODULES), which hooks the patches
+        import verl_cpu, verl_cpu.patches as p
+        import verl.workers.engine_workers as ew
+        if os.environ.get("VERL_PLATFORM") != "cpu":
+            print(p.applied()); sys.exit()
         from verl.utils.device import get_device_name
         from verl.workers.rollout.base import get_rollout_class
         from verl.workers.rollout.replica import RolloutReplicaRegistry
-        import verl.workers.engine_workers as ew
         from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
-        import verl_cpu.patches as p
         print(get_device_name(), get_rollout_class("cpu").__name__, RolloutReplicaRegistry.get("cpu").__name__)
         print(hasattr(ew.initialize_global_process_group_ray, "__wrapped__"), sorted(p.applied()))
-        rb = ReplayBuffer("sync", {}, None, "drop", {}, refill_fn=None)
-        print(rb.poll_interval)
+        print(ReplayBuffer("sync", {}, None, "drop", {}, refill_fn=None).poll_interval)
         """
     )
-    env = {"VERL_PLATFORM": "cpu", "VERL_USE_EXTERNAL_MODULES": "verl_cpu", "VERL_ENGINE_DEVICE": "cuda"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={**_env(), **env}, timeout=120
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    lines = out.stdout.strip().splitlines()
-    assert lines[0] == "cpu CPUServerAdapter CPUReplica"
-    assert lines[1].startswith("True") and "gloo-process-group" in lines[1] and "replay-poll" in lines[1]
-    assert float(lines[2]) == patches.POLL_S
-
-
-def test_without_the_cpu_platform_nothing_is_patched() -> None:
-    code = (
-        "import verl, verl_cpu, verl_cpu.patches as p; import verl.workers.engine_workers; print(p.applied())"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=120
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    cpu = {"VERL_PLATFORM": "cpu", "VERL_USE_EXTERNAL_MODULES": "verl_cpu", "VERL_ENGINE_DEVICE": "cuda"}
+    for env, want in ((cpu, "patched"), ({}, "untouched")):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env={**_env(), **env}, timeout=120
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        lines = out.stdout.strip().splitlines()
+        if want == "untouched":
+            assert lines[-1] == "[]"
+            continue
+        assert lines[0] == "cpu CPUServerAdapter CPUReplica"
+        assert lines[1].startswith("True") and all(q.name in lines[1] for q in patches.PATCHES[:4])
+        assert float(lines[2]) == patches.POLL_S
 
 
 def _env() -> dict[str, str]:
