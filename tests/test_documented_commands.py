@@ -202,7 +202,9 @@ PLAN: dict[str, Plan] = {
         "slow", run="make budget MODEL={run_dir} BUDGETS=0,8 OUT=reports/budget"
     ),
     'make preflight RECIPE=<name> [ENGINE=verl] [ARGS="gpu_memory_gb=80 ..."]': Plan(
-        "fast", run="make preflight RECIPE=grpo ENGINE=verl", rc=2, why="no hub here: the data check fails"
+        "fast",
+        run="make preflight RECIPE=grpo ENGINE=verl",
+        why="no GPU here: the laptop profile veRL's trainer runs on this CPU (its task files written)",
     ),
     "make bench-preflight": Plan("self", why="re-records results/preflight (a 100k-row dataset)"),
     'make rm-data MODEL=<policy> DATA=<parquet|run dir> OUT=<dir> [ARGS="mc_k=8 ..."]': Plan(

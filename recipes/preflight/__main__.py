@@ -1,9 +1,10 @@
 """CLI: ``python -m recipes.preflight recipe=<name> [engine=auto|local|verl] [gpu_memory_gb=80] [k=v ...]``.
 
 A Hydra app over ``conf/command/preflight.yaml`` (``--help`` lists every key). The recipe is
-composed as ``recipes.run`` composes it (``engine=local`` picks ``scale=laptop`` unless a scale is
-given; keys that are not pre-flight's own are the recipe's), validated by the one validation
-layer, and on the local engine its generated data files are written as the run would write them.
+composed as ``recipes.run`` composes it (``engine=local``, and ``engine=verl`` on a machine without a
+GPU, pick the recipe's laptop scale unless a scale is given; keys that are not pre-flight's own are
+the recipe's), validated by the one validation layer, and at the laptop scale its generated data
+files are written as the run would write them.
 Then :func:`recipes.preflight.preflight` runs the checks, prints the findings and writes
 ``preflight.json`` into the run directory. Exit codes: 0 pass, 1 pass with warnings, 2 fail.
 ``checks=[..., verl_engine]`` (opt-in) then rehearses one update of the run's own checkpoint on
@@ -24,7 +25,7 @@ from core.cli import hydra_main, require, route_argv
 from recipes.preflight import CHECKS, preflight
 from recipes.preflight.context import Context
 from recipes.preflight.report import Report
-from recipes.run import default_run_dir, prepare_config
+from recipes.run import default_run_dir, here_on_cpu, prepare_config
 from recipes.validate import ConfigError, validate
 
 
@@ -69,6 +70,12 @@ def command(args: DictConfig) -> int:
     _log(
         f"[preflight] {cfg.rlvr.recipe}  [engine] {engine}  [scale] {cfg.rlvr.scale or 'published'}  [report] {run_dir}/preflight.json"
     )
+    if here_on_cpu(cfg, engine):  # the config veRL's trainer would run here: make run's CPU changes applied
+        from recipes.launch_cpu import apply  # launching on a CPU only
+
+        _log(
+            f"[preflight] no GPU here: checking the CPU run ({len(apply(cfg))} keys changed as make run changes them)"
+        )
     try:
         validate(cfg, engine)
     except (ConfigError, ValueError) as e:
@@ -80,7 +87,7 @@ def command(args: DictConfig) -> int:
         rep.write(run_dir / "preflight.json")
         print(rep.format())
         return rep.exit_code
-    if engine == "local" and cfg.local.get("task") is not None:
+    if (engine == "local" or here_on_cpu(cfg, engine)) and cfg.local.get("task") is not None:
         from recipes.local.data import ensure_task_files  # the task generators load only for laptop runs
 
         ensure_task_files(cfg)
