@@ -23,6 +23,7 @@ GPU's numerics (bf16), vLLM/SGLang, NCCL, Ulysses, offload, tensor parallelism, 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,7 +175,8 @@ CHANGES: list[Change] = [
         "ray_kwargs.ray_init.runtime_env.env_vars",
         lambda c: {**_given_env(c), **env(c)},
         "the CPU platform in every Ray process (added to the config's own)",
-        shown="VERL_USE_EXTERNAL_MODULES=verl_cpu, VERL_PLATFORM=cpu, VERL_ENGINE_DEVICE=cuda, VERL_CPU_THREADS=local.threads",
+        shown="VERL_USE_EXTERNAL_MODULES=verl_cpu, VERL_PLATFORM=cpu, VERL_ENGINE_DEVICE=cuda, "
+        "VERL_CPU_THREADS=local.threads, TQ_NUM_THREADS=the cores (8 at most)",
     ),
     Change(
         "transfer_queue.backend.SimpleStorage.num_data_storage_units",
@@ -198,7 +200,9 @@ def env(cfg: DictConfig | None = None) -> dict[str, str]:
     """The environment of every process of a CPU run: :data:`verl_cpu.ENV` and the torch thread count
     (``local.threads``: 1 is fastest on a shared 2-core machine)."""
     threads = int(_sel(cfg, "local.threads") or 1) if cfg is not None else 1
-    return {**verl_cpu.ENV, "VERL_CPU_THREADS": str(threads)}
+    # TransferQueue's thread pools default to 8 threads and warn, once per call, on fewer cores
+    tq = min(8, os.cpu_count() or 1)
+    return {**verl_cpu.ENV, "VERL_CPU_THREADS": str(threads), "TQ_NUM_THREADS": str(tq)}
 
 
 def apply(cfg: DictConfig) -> list[tuple[str, Any, Any, str]]:
