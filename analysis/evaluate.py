@@ -28,7 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 from analysis.budget import budget_force
 from analysis.metrics import SAMPLE_METRICS, bootstrap_ci
 from analysis.render import Document, Section, Table
-from core import versions
+from core import real_model, versions
 from core.cli import hydra_main, require
 from core.data import Prompt, chat_ids, read_rows, sha256_file
 from core.model import weights_changed
@@ -136,10 +136,11 @@ def resolve_model(model: str) -> tuple[str, str | None]:
     local engine's ``checkpoints/global_step_N/huggingface``), else -- a local run from before its
     checkpoints held one -- the latest ``checkpoints/global_step_N/state.pt`` (its ``"model"``
     weights loaded onto the config's ``actor_rollout_ref.model.path``, refused when the run recorded
-    other weights there than the path holds now), else that model path itself; or a Hugging Face
+    other weights there than the path holds now), else that model path itself; a real model's name
+    (``smollm2_135m``: its converted checkpoint, :func:`core.real_model.resolve`); or a Hugging Face
     hub id ``org/name``.
     """
-    p = Path(model).expanduser()
+    p = Path(real_model.resolve(model)).expanduser()
     if (p / "config.json").exists():
         return str(p), None
     if p.is_dir():

@@ -6,7 +6,7 @@
   (``local.task`` of ``conf/dataset/<name>.yaml``: ``chain_sum`` as the laptop base model saw it).
 - :func:`resolve_model`: a directory, or ``laptop_base`` / ``laptop``: the laptop base model (or
   the SFT cold start) that a first local run builds in the run cache; not built yet is an error
-  naming the command that builds it. Nothing is written outside the run cache.
+  naming the command that builds it; or a real model's name (``smollm2_135m``, :mod:`core.real_model`). Nothing is written outside the run cache.
 Not covered: hub datasets by name (``make data DATA=gsm8k`` first).
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 
 from omegaconf import OmegaConf, open_dict
 
+from core import real_model
 from core.cli import load
 from core.compose import CONF_DIR
 from core.env import cache_root
@@ -42,7 +43,7 @@ def resolve_model(model: Any) -> str:
     (``FileNotFoundError`` naming the command that builds it when it is not built yet)."""
     name = str(model)
     if name not in LAPTOP_MODELS:
-        return name
+        return real_model.resolve(name)
     sub, how, task = LAPTOP_MODELS[name]
     path = cache_root() / "models" / sub
     if not (path / "config.json").is_file():

@@ -21,6 +21,7 @@ from docgen import (
     engine,
     pipelines,
     r1_zero,
+    real_model,
     recipe_pages,
     recipes,
     reward_models,
@@ -82,6 +83,11 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "preflight-timings": benchmarks.preflight_timings,
         "numerics-cost": benchmarks.numerics_cost,  # docs/first_run.md
         "filter-overhead": benchmarks.filter_overhead,  # docs/data.md
+        # a real pretrained model on the laptop (docs/real_model.md)
+        "real-model-paths": real_model.paths_block,
+        "real-model-eval": real_model.eval_block,
+        "real-model-rl": real_model.rl_block,
+        "real-model-bench": real_model.bench_block,
         # ablations (docs/ablations.md, README.md) and pipelines (docs/pipelines.md): one block per file in conf/
         "ablations-overview": ablations.overview,
     }

