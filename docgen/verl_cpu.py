@@ -57,6 +57,19 @@ def changes_block() -> Rendered:
     return Rendered(text, sources=["`recipes/launch_cpu.py`"])
 
 
+def _load(res: dict[str, Any]) -> str:
+    """The machine and its load when a record was written (CPU seconds, not GPU ones)."""
+    m = (res.get("provenance") or {}).get("machine") or {}
+    load = m.get("load_avg_1_5_15")
+    cpu = (m.get("cpu") or {}).get("model", "this machine")
+    if not load:
+        return f"Measured on {cpu}, {m.get('cores', '?')} cores."
+    return (
+        f"Measured on {cpu}, {m.get('cores', '?')} cores, shared with other jobs (load average "
+        f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} over 1 / 5 / 15 minutes when the record was written)."
+    )
+
+
 def recipes_block() -> Rendered:
     """Per run of ``experiments.verl_cpu_recipes``: exit, wall, steps, s/step, phases, the last step."""
     res = table("verl_cpu_recipes", "latest")
@@ -67,16 +80,10 @@ def recipes_block() -> Rendered:
         ph = r["median_phase_s"]
         last = r["last"]
         phases = ", ".join(f"{k} {v:.2f}" for k, v in ph.items() if k != "step")
+        names = {"actor/pg_loss": "pg_loss", "actor/grad_norm": "grad_norm", "critic/score/mean": "score"}
+        names.update({"critic/vf_loss": "vf_loss", "actor/kl_loss": "kl_loss"})
         metrics = ", ".join(
-            f"{k.split('/')[-1]} {last[k]:.3g}"
-            for k in (
-                "actor/pg_loss",
-                "actor/grad_norm",
-                "critic/score/mean",
-                "critic/vf_loss",
-                "actor/kl_loss",
-            )
-            if isinstance(last.get(k), (int, float))
+            f"{n} {last[k]:.3g}" for k, n in names.items() if isinstance(last.get(k), (int, float))
         )
         note = (
             f"{r['segments']} segments"
@@ -102,7 +109,7 @@ def recipes_block() -> Rendered:
         f"`make results NAME=verl_cpu_recipes`: each row one `python -m recipes.run engine=verl recipe=<run>` "
         f"from an empty cache, {res['settings']['steps']} steps at the recipe's laptop profile (`world2`: grpo at "
         "`trainer.n_gpus_per_node=2`; `resume`: the grpo run again with one more step). The command's seconds include "
-        "building the laptop models the first run needs and veRL's start-up.\n\n"
+        f"building the laptop models the first run needs and veRL's start-up. {_load(res)}\n\n"
         + Table(head, rows).markdown()
     )
     return Rendered(
