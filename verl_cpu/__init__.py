@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 
+import core  # noqa: F401 - first: pins the CPU arithmetic before veRL imports torch (core.numerics)
 from verl_cpu import patches
 from verl_cpu.platform import PlatformCPU
 
@@ -44,6 +45,7 @@ def active() -> bool:
 def install() -> list[str]:
     """Register the rollout backend (when veRL's replica module is imported), and on the CPU
     platform apply the patches and the thread count; returns the patches' names. Idempotent."""
+
     def _register(_mod: object) -> None:
         from verl_cpu.rollout import register  # ray and veRL's replica module: once veRL imports it
 
