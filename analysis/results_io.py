@@ -32,7 +32,7 @@ CURVES = (
     "rlvr/val_acc",
     "rlvr/val_response_length",
 )
-SUMMARY_DROP = ("run_dir", "model", "model_key")
+SUMMARY_DROP = ("run_dir", "model", "model_key", "data_sha256")
 
 
 def _val_curves(run: Run) -> list[str]:
@@ -62,8 +62,11 @@ def run_record(
             f"[results] {summ_path} is missing: the run did not finish; resume it (run the same command "
             "again) before recording it"
         )
-    summary = {k: v for k, v in json.loads(summ_path.read_text()).items() if k not in SUMMARY_DROP}
+    full = json.loads(summ_path.read_text())
+    summary = {k: v for k, v in full.items() if k not in SUMMARY_DROP}
     manifest = run.manifest
+    # the data files the run read (a veRL run on a CPU reads the head of a split: its summary names the split)
+    hashes = {**(manifest.get("data_hashes") or {}), **(full.get("data_sha256") or {})}
     record: dict[str, Any] = {
         "recipe": run.recipe,
         "engine": manifest.get("engine"),
@@ -76,10 +79,8 @@ def run_record(
             "versions": manifest.get("versions"),
             "started": manifest.get("started"),
             # the cache entries the run used: its data files' and its model's hashes
-            "data_sha256": {
-                "/".join(Path(f).parts[-2:]): h for f, h in (manifest.get("data_hashes") or {}).items()
-            },
-            "model": _run_model_key(json.loads(summ_path.read_text())),
+            "data_sha256": {"/".join(Path(f).parts[-2:]): h for f, h in hashes.items()},
+            "model": _run_model_key(full),
         },
         "wall_s": summary.get("minutes", float("nan")) * 60,
         "cpu_s": summary.get("cpu_minutes", float("nan")) * 60,

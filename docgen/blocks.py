@@ -21,6 +21,7 @@ from docgen import (
     engine,
     pipelines,
     r1_zero,
+    r1_zero_engines,
     real_model,
     recipe_pages,
     recipes,
@@ -59,6 +60,9 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "pretrain-seeds-base": r1_zero.pretrain_seeds_base,
         "overtime-curves": r1_zero.overtime_curves,
         "overtime-base": r1_zero.overtime_base,
+        # the R1-Zero arms on both engines, and which engine is the CPU default (docs/r1_zero.md)
+        "r1-zero-engines": r1_zero_engines.r1_zero_engines,
+        "r1-zero-engine-bench": r1_zero_engines.r1_zero_engine_bench,
         # the thinking budget (docs/r1_zero.md)
         "thinking-budget": thinking_budget.thinking_budget,
         # reward models (docs/reward_models.md)
@@ -86,6 +90,8 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         # a real pretrained model on the laptop (docs/real_model.md)
         "real-model-paths": real_model.paths_block,
         "real-model-eval": real_model.eval_block,
+        "real-model-start": real_model.start_block,
+        "real-model-engines": real_model.engines_block,
         "real-model-rl": real_model.rl_block,
         "real-model-bench": real_model.bench_block,
         # ablations (docs/ablations.md, README.md) and pipelines (docs/pipelines.md): one block per file in conf/

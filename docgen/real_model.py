@@ -4,9 +4,13 @@
   (``results/real_model_paths/paths.json``, :mod:`experiments.real_model_paths`);
 - ``real-model-eval``: ``make eval``'s pass@k and maj@k per task, and the verifier's account of the
   model's replies (extracted, refused for format, judged wrong; a few of each), from the same file;
+- ``real-model-start``: the model's held-out accuracy before RL per candidate task, at the runs'
+  sampling (``results/real_model_start/latest.json``, :mod:`experiments.real_model_start`);
+- ``real-model-engines``: the experiment's run for a few steps on each engine, side by side
+  (``results/bench_real_model_engines/latest.json``, :mod:`benchmarks.bench_real_model_engines`);
 - ``real-model-rl``: the experiment "can RL move a real model on a laptop?": its claim as recorded
-  before the runs, start -> end held-out accuracy and response length per seed, with the
-  shuffled-reward control (``results/real_model_rl*/``);
+  before the runs, start -> end held-out accuracy and response length per seed with the accuracy
+  curve and CPU minutes, with the shuffled-reward control (``results/real_model_rl*/``);
 - ``real-model-bench``: the KV-cache sampler vs HF ``generate`` (tokens/s, side by side) and one RL
   step's split (``results/bench_real_model/latest.json``), with the converted model's record.
 Listed in ``docgen.blocks``; a missing results file renders the command that writes it.
@@ -21,7 +25,12 @@ from docgen.engine import Rendered, source_line
 from docgen.results import missing, read, table
 
 #: the last RL step's metrics a paths row shows, by their short names
-RL_NAMES = {"critic/score/mean": "score", "actor/pg_loss": "pg loss", "actor/grad_norm": "grad norm"}
+RL_NAMES = {
+    "critic/score/mean": "score",
+    "actor/pg_loss": "pg loss",
+    "actor/grad_norm": "grad norm",
+    "critic/vf_loss": "vf loss",
+}
 ARMS = (("real_model_rl", "outcome reward"), ("real_model_rl-shuffled", "rewards shuffled"))
 
 
@@ -44,8 +53,8 @@ def paths_block() -> Rendered:
         return missing("real_model_paths")
     rows = []
     for r in res["rows"]:
-        rl = [f"{name} {_num(r.get(k))}" for k, name in RL_NAMES.items()]
-        note = ", ".join(rl) if r["path"] == "rl" else ""
+        rl = [f"{name} {_num(r.get(k))}" for k, name in RL_NAMES.items() if k in r or k != "critic/vf_loss"]
+        note = ", ".join(rl) if r["path"].startswith("rl") else ""
         if r["path"] == "filter" and "pass_rate" in r:
             p = r["pass_rate"]
             note = (
@@ -57,7 +66,8 @@ def paths_block() -> Rendered:
         rows.append([r["label"], f"`{r['command']}`", f"{r['seconds']:.0f}", str(r["exit"]), note])
     total = sum(r["seconds"] for r in res["rows"])
     text = Table(
-        ["path", "command", "wall s", "exit", "last step (score, pg loss, grad norm)"], rows
+        ["path", "command", "wall s", "exit", "last step (score, pg loss, grad norm; vf loss with a critic)"],
+        rows,
     ).markdown()
     return Rendered(
         f"{text}\n\nAll paths: {total / 60:.1f} min of wall time on this machine, from an empty `RLVR_CACHE`.",
@@ -103,6 +113,23 @@ def _ends(rec: dict[str, Any], key: str) -> tuple[float, float]:
     return float(c[0]), float(c[-1])
 
 
+def _rl_row(label: str, rec: dict[str, Any]) -> list[str]:
+    (a0, a1), (l0, l1) = _ends(rec, "rlvr/val_acc"), _ends(rec, "rlvr/val_response_length")
+    curve = rec["curves"]["rlvr/val_acc"]
+    points = " ".join(f"{v:.2f}" for v in curve["value"])
+    summ = rec.get("summary", {})
+    return [
+        label,
+        str(rec["seed"]),
+        f"{a0:.3f} → {a1:.3f}",
+        f"{(a1 - a0) * 100:+.1f}",
+        f"{l0:.1f} → {l1:.1f}",
+        f"{points} (steps {', '.join(str(x) for x in curve['step'])})",
+        _num(summ.get("cpu_minutes"), "{:.1f}"),
+        _num(summ.get("minutes"), "{:.1f}"),
+    ]
+
+
 def rl_block() -> Rendered:
     """The claim as recorded before the runs, and per seed start -> end accuracy and length, per arm."""
     data = [(name, label, read(name)) for name, label in ARMS]
@@ -112,31 +139,85 @@ def rl_block() -> Rendered:
     rows, sources = [], []
     for name, label, d in data:
         if d is None or not d["runs"]:
-            rows.append([label, "–", "not run yet (no finished run recorded)", "", "", ""])
+            rows.append([label, "–", "not run yet (no finished run recorded)", "", "", "", "", ""])
             continue
-        for rec in d["runs"].values():
-            (a0, a1), (l0, l1) = _ends(rec, "rlvr/val_acc"), _ends(rec, "rlvr/val_response_length")
-            mins = rec.get("summary", {}).get("minutes")
-            rows.append(
-                [
-                    label,
-                    str(rec["seed"]),
-                    f"{a0:.3f} → {a1:.3f}",
-                    f"{(a1 - a0) * 100:+.1f}",
-                    f"{l0:.1f} → {l1:.1f}",
-                    _num(mins, "{:.1f}"),
-                ]
-            )
+        rows += [_rl_row(label, rec) for rec in d["runs"].values()]
         sources.append(source_line(f"results/{name}/", d.get("provenance")))
     sources = sources or [source_line(f"results/{ARMS[0][0]}/", data[0][2].get("provenance"))]
-    head = ["arm", "seed", "held-out accuracy", "gain, points", "mean response tokens", "wall min"]
+    head = ["arm", "seed", "held-out accuracy", "gain, points", "mean response tokens"]
+    head += ["accuracy at each evaluation", "CPU min", "wall min"]
+    target = (design.get("targets") or {}).get("acc_gain")
     text = (
         f"Claim, recorded before the runs: {design.get('claim', '?')}\n\n"
-        f"Primary metric: `{(design.get('metrics') or ['?'])[0]}` (end − start), seeds {design.get('seeds')}, "
-        f"recipe {', '.join(design.get('recipes', []))} at `scale={design.get('scale')}` with "
-        f"{' '.join(f'`{o}`' for o in design.get('overrides', []))}.\n\n" + Table(head, rows).markdown()
+        f"Primary metric: `{(design.get('metrics') or ['?'])[0]}` (end − start; target "
+        f"{_num(None if target is None else target * 100, '{:+.0f}')} points), seeds {design.get('seeds')}, "
+        f"recipe {', '.join(design.get('recipes', []))} on the {design.get('engine', 'local')} engine at "
+        f"`scale={design.get('scale')}` with {' '.join(f'`{o}`' for o in design.get('overrides', []))}.\n\n"
+        + Table(head, rows).markdown()
     )
     return Rendered(text, sources=sources)
+
+
+def start_block() -> Rendered:
+    """The model's held-out accuracy before RL, per candidate task, and whether it is in the band."""
+    res = table("real_model_start", "latest")
+    if res is None:
+        return missing("real_model_start")
+    s = res["settings"]
+    head = ["task", "terms", "held-out prompts × samples", "mean@1 [95% CI]", "pass@k", "in the band"]
+    head += ["answers extracted", "refused for format", "mean reply tokens"]
+    rows = []
+    for r in res["rows"]:
+        p, v, lo_hi = r["task"]["params"], r["verifier"], r["pass@1_ci"]
+        ks = ", ".join(f"@{k} {_num(x)}" for k, x in r["pass@k"].items() if k != "1")
+        rows.append(
+            [
+                f"`dataset={r['dataset']}`",
+                f"{p['k']} in {p['lo']}..{p['hi']}",
+                f"{r['prompts']} × {r['n']}",
+                f"{_num(r['pass@k']['1'])} [{_num(lo_hi[0])}, {_num(lo_hi[1])}]",
+                ks,
+                "yes" if r["in_band"] else "no",
+                f"{v['extracted']} of {v['samples']}",
+                str(v["refused_for_format"]),
+                _num(v["mean_response_tokens"], "{:.0f}"),
+            ]
+        )
+    text = (
+        f"T={s['temperature']}, at most {s['max_tokens']} new tokens, the local engine's sampler; the band: "
+        f"{s['band'][0] * 100:.0f}–{s['band'][1] * 100:.0f}% mean@1 (the 95% interval is over prompts).\n\n"
+        + Table(head, rows).markdown()
+    )
+    return Rendered(text, sources=_source(res, "results/real_model_start/latest.json"))
+
+
+def engines_block() -> Rendered:
+    """The experiment's run for a few steps on each engine: wall, CPU and per-step seconds, the ratios."""
+    res = table("bench_real_model_engines", "latest")
+    if res is None:
+        return missing("bench_real_model_engines")
+    s, med, ratios = res["settings"], res["median"], res["ratios"]
+    rows = [
+        [
+            e,
+            str(len(runs)),
+            _num(med[e]["wall_s"], "{:.0f}"),
+            _num(med[e]["cpu_s"], "{:.0f}"),
+            _num(med[e]["step_s_median"], "{:.0f}"),
+            "; ".join(" ".join(f"{x:.0f}" for x in r["step_s"]) for r in runs),
+        ]
+        for e, runs in res["runs"].items()
+    ]
+    head = ["engine", "runs", "wall s", "CPU s", "s per step (median)", "each step's s"]
+    text = (
+        f"`{s['recipe']}` at `scale={s['scale']}` with the experiment's overrides, {s['steps']} steps and "
+        f"its start and end evaluations per run, {s['rounds']} round(s), one run at a time.\n\n"
+        + Table(head, rows).markdown()
+        + f"\n\nveRL ÷ local: {ratios['verl/local step_s_median']:.2f}× per step, "
+        f"{ratios['verl/local wall_s']:.2f}× wall, {ratios['verl/local cpu_s']:.2f}× CPU for the whole run; "
+        f"faster per step: **{res['faster']}**."
+    )
+    return Rendered(text, sources=_source(res, "results/bench_real_model_engines/latest.json"))
 
 
 def bench_block() -> Rendered:

@@ -1,7 +1,9 @@
 """R1-Zero in miniature: held-out accuracy and mean response length over RL steps, per seed.
 
 Runs ``python -m recipes.run recipe=<r> engine=local scale=laptop_base rlvr.seed=<s>`` for every
-recipe x seed (reusing a finished run of the same code, as :mod:`experiments.seed_table` does),
+recipe x seed (``engine=verl``: on veRL's own trainer, whose ``summary.json`` and held-out curves
+``recipes.verl_summary`` derives with the local engine's definitions; reusing a finished run of the
+same code, as :mod:`experiments.seed_table` does),
 prints start -> end held-out accuracy and mean held-out response length with the per-seed targets
 (accuracy +15 points, length +30%), and records every finished run -- with its curves
 ``rlvr/val_acc``, ``rlvr/val_response_length`` and the shares of worked, checking and correcting
@@ -17,6 +19,7 @@ Does not build the base model itself (the first run does, through ``recipes.loca
 from __future__ import annotations
 
 import json
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -33,6 +36,8 @@ from recipes.local.probe import response_kind
 ACC, LEN = "rlvr/val_acc", "rlvr/val_response_length"
 #: shares of held-out responses by kind, per evaluation (from the run's validation dumps)
 KINDS = {"worked": "rlvr/val_worked_share", "check": "rlvr/val_check_share", "fix": "rlvr/val_fix_share"}
+#: the sources a run's reuse is keyed by, per engine (veRL's trainer on a CPU also runs verl_cpu/)
+ENGINE_CODE = {"local": CODE, "verl": (*CODE, "verl_cpu")}
 
 
 def kind_curves(run_dir: str | Path) -> dict[str, dict[str, list]]:
@@ -100,7 +105,11 @@ def _record(name: str, design: dict, rows: list[dict], recs: dict[str, dict]) ->
 
 def command(a: DictConfig) -> int:
     recipes, seeds, extra = list(a.recipes), [int(x) for x in a.seeds], list(a.overrides)
-    code = source_hash(CODE)
+    engine = str(a.engine)
+    if engine not in ENGINE_CODE:
+        print(f"error: [engine] {engine!r} is no engine; fix: one of {sorted(ENGINE_CODE)}", file=sys.stderr)
+        return 2
+    code = source_hash(ENGINE_CODE[engine])
     out = Path(str(a.out)) / code
     out.mkdir(parents=True, exist_ok=True)
     design = {
@@ -109,6 +118,7 @@ def command(a: DictConfig) -> int:
         "recipes": recipes,
         "seeds": seeds,
         "scale": str(a.scale),
+        "engine": engine,
         "targets": {
             "acc_gain": float(a.target_acc_gain),
             "length_gain": None if a.target_length_gain is None else float(a.target_length_gain),
@@ -120,7 +130,9 @@ def command(a: DictConfig) -> int:
         results.write_experiment(str(a.results), design=design)  # declared before the runs
     jobs = [(r, s) for s in seeds for r in recipes]
     with ThreadPoolExecutor(int(a.jobs)) as ex:
-        rows = list(ex.map(lambda j: run_one(j[0], j[1], out, extra, scale=str(a.scale)), jobs))
+        rows = list(
+            ex.map(lambda j: run_one(j[0], j[1], out, extra, scale=str(a.scale), engine=engine), jobs)
+        )
     table, recs = Table(HEAD, []), {}
     for r in rows:
         if "error" in r:

@@ -13,7 +13,11 @@ points ``RLVR_CACHE`` at ``<work>/cache`` and runs, one subprocess each, on Smol
 - ``filter``: ``make filter``'s pass-rate band (:mod:`data_pipelines.filter`);
 - ``preflight``: the pre-flight's rehearsal on veRL's engine on CPU (``checks=[verl_engine]``);
 - ``rl``: ``rl_steps`` steps of each recipe of ``recipes`` on the local engine (``scale=laptop_smollm2``),
-  with the last step's ``critic/score/mean``, ``actor/pg_loss`` and ``actor/grad_norm``.
+  with the last step's ``critic/score/mean``, ``actor/pg_loss`` and ``actor/grad_norm`` (and
+  ``critic/vf_loss`` where the recipe trains a critic);
+- ``rl_verl``: the same runs of each recipe of ``verl_recipes`` on veRL's own trainer (``engine=verl``:
+  ``main_ppo`` on this CPU through ``verl_cpu``), with ``verl_overrides``; ``opd``'s teacher is the
+  policy the ``rl grpo`` row saved (:func:`teacher_of`), so ``rl`` runs first.
 Each row records the command, its wall seconds and exit code; the table goes to
 ``results/<results>/paths.json`` (``core.results``), which ``docs/real_model.md`` renders.
 Does not install the wheel, and does not judge the numbers (the tests do: tests/experiments/).
@@ -40,6 +44,10 @@ from core.cli import hydra_main
 
 PY = [sys.executable, "-m"]
 RL_METRICS = ("critic/score/mean", "actor/pg_loss", "actor/grad_norm", "response_length/mean")
+#: a recipe with a critic (adv=gae: orz_ppo) must also log a finite value loss
+CRITIC_METRICS = ("critic/vf_loss",)
+CRITIC_RECIPES = ("orz_ppo",)
+TEACHER_KEY = "distillation.teacher_models.teacher_model.model_path"
 
 
 def run_cmd(cmd: list[str], env: dict[str, str], log: Path) -> tuple[int, float]:
@@ -84,7 +92,8 @@ def last_metrics(run_dir: Path) -> dict[str, float]:
     out: dict[str, float] = {}
     for line in (run_dir / "metrics.jsonl").read_text().splitlines():
         data = json.loads(line).get("data", {})
-        out.update({k: float(v) for k, v in data.items() if k in (*RL_METRICS, "rlvr/val_acc")})
+        keep = (*RL_METRICS, *CRITIC_METRICS, "rlvr/val_acc")
+        out.update({k: float(v) for k, v in data.items() if k in keep})
     return out
 
 
@@ -116,19 +125,30 @@ def _eval(name: str, data: str, e: DictConfig, w: Path) -> tuple[list[str], Call
     return cmd, summary
 
 
-def _rl(a: DictConfig, w: Path) -> list[tuple[str, list[str], Callable[[], dict]]]:
+def teacher_of(a: DictConfig, w: Path) -> str:
+    """``opd``'s teacher: the policy the ``rl grpo`` row saved at its last step (a Hugging Face checkpoint
+    on the student's own tokenizer; no other model on SmolLM2's tokenizer can be had here)."""
+    return str(w / "rl" / "grpo" / "checkpoints" / f"global_step_{a.rl_steps}" / "huggingface")
+
+
+def _rl(a: DictConfig, w: Path, engine: str = "local") -> list[tuple[str, list[str], Callable[[], dict]]]:
     out = []
-    for r in a.recipes:
-        run_dir = w / "rl" / str(r)
+    recipes, extra = (a.recipes, []) if engine == "local" else (a.verl_recipes, list(a.verl_overrides))
+    for r in recipes:
+        label = f"{r}" if engine == "local" else f"verl/{r}"
+        run_dir = w / "rl" / label
         cmd = [
             *PY,
             "recipes.run",
             f"recipe={r}",
-            "engine=local",
+            f"engine={engine}",
             f"trainer.total_training_steps={a.rl_steps}",
         ]
-        cmd += [f"trainer.test_freq={a.rl_steps}", f"run_dir={run_dir}", *a.rl_overrides]
-        out.append((f"rl {r}", cmd, lambda d=run_dir: last_metrics(d)))
+        cmd += [f"trainer.test_freq={a.rl_steps}", f"run_dir={run_dir}", *a.rl_overrides, *extra]
+        if r == "opd":
+            cmd.append(f"{TEACHER_KEY}={teacher_of(a, w)}")
+        name = f"rl {r}" if engine == "local" else f"rl-verl {r}"
+        out.append((name, cmd, lambda d=run_dir: last_metrics(d)))
     return out
 
 
@@ -178,11 +198,19 @@ def steps(a: DictConfig, w: Path) -> dict[str, list[tuple[str, list[str], Callab
         "filter": [_filter(a, w)],
         "preflight": [("preflight verl_engine", preflight, dict)],
         "rl": _rl(a, w),
+        "rl_verl": _rl(a, w, "verl"),
     }
 
 
 def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def required(row: dict[str, Any]) -> list[Any]:
+    """The values an RL row must hold finite: :data:`RL_METRICS` but the length, and the critic's value
+    loss for a recipe of :data:`CRITIC_RECIPES`."""
+    keys = [*RL_METRICS[:3], *(CRITIC_METRICS if row["label"].split()[-1] in CRITIC_RECIPES else ())]
+    return [row.get(k) for k in keys]
 
 
 def command(a: DictConfig) -> int:
@@ -209,9 +237,7 @@ def command(a: DictConfig) -> int:
             str(a.results), "paths", {"rows": rows, "settings": OmegaConf.to_container(a, resolve=True)}
         )
     failed = [r["label"] for r in rows if r["exit"] not in (0, 1)]
-    bad = [
-        r["label"] for r in rows if r["path"] == "rl" and not all(_finite(r.get(k)) for k in RL_METRICS[:3])
-    ]
+    bad = [r["label"] for r in rows if r["path"].startswith("rl") and not all(map(_finite, required(r)))]
     for label in failed + bad:
         print(f"[real_model_paths] {label}: failed or non-finite (log: {w / 'logs'})", flush=True)
     return 1 if failed or bad else 0

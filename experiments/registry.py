@@ -50,6 +50,8 @@ EXPERIMENTS.add("profile_engine", [*PY, "benchmarks.profile_engine"])  # issue 1
 # veRL's own trainer on this CPU (docs/engines.md): against the local engine, and every recipe through it
 EXPERIMENTS.add("bench_verl_cpu", [*PY, "benchmarks.bench_verl_cpu"])
 EXPERIMENTS.add("verl_cpu_recipes", [*PY, "experiments.verl_cpu_recipes"])
+# which engine is the default on a CPU: one full laptop run of r1_zero on each (issue 48; docs/r1_zero.md)
+EXPERIMENTS.add("bench_cpu_engines", [*PY, "benchmarks.bench_cpu_engines"])
 EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])
 EXPERIMENTS.add("bench_data_filter", [*PY, "benchmarks.bench_data_filter"])
 EXPERIMENTS.add("preflight", [*PY, "benchmarks.bench_preflight"])
@@ -69,6 +71,27 @@ for _arm, _extra in (
             "jobs=2",
             f"results=r1_zero_arms-{_arm}",
             "out=runs/arms",
+            *_extra,
+        ],
+    )
+# The same three arms on veRL's own trainer (issue 48; docs/r1_zero.md): main_ppo on this CPU through
+# verl_cpu, the same base model, held-out prompts, seeds and recipe values; the shuffled control is
+# adv=grpo_shuffled there (veRL scores each sample alone: recipes/shuffled_rewards.py). One run at a time.
+for _arm, _extra in (("format", []), ("outcome", ["verifier=plain"]), ("shuffled", ["adv=grpo_shuffled"])):
+    EXPERIMENTS.add(
+        f"r1_zero_verl-{_arm}",
+        [
+            *PY,
+            "experiments.r1_zero_curves",
+            "seeds=[0,1,2,3,4]",
+            "jobs=1",
+            "engine=verl",
+            f"results=r1_zero_verl-{_arm}",
+            "out=runs/arms_verl",
+            f"claim=\"On veRL's own trainer (main_ppo on this CPU), from the base model and held-out prompts of "
+            f"results/r1_zero_arms-{_arm}, the arm's gains in held-out accuracy and mean response length lie "
+            "within the local engine's seed range for that arm, or the difference is explained by a named cause "
+            'that a run shows"',
             *_extra,
         ],
     )
@@ -101,6 +124,49 @@ EXPERIMENTS.add(  # R1-Zero in miniature from other base models: RL seed s from 
         "claim='RL with the outcome (+ format) reward alone raises held-out accuracy and mean held-out "
         "response length together within one laptop run also from base models pretrained with other "
         "seeds (RL seed s starts from pretraining seed s)'",
+    ],
+)
+# Can RL move a real model on a laptop? (issue 47 item 3; docs/real_model.md) GRPO from SmolLM2-135M-Instruct
+# (make real-model) on single-digit sums, the task where it starts inside 5-60% (results/real_model_start),
+# 3 seeds, and the same with its rewards shuffled; the claim, metric and seeds are recorded before the runs
+# (experiments.r1_zero_curves writes the design first). Sizes: what fits one hour of this 2-core machine for
+# all six runs (one step of 16 replies of this model takes about a minute here), the profile's lr and
+# temperature; every held-out question (15) sampled 4 times at the start and the end.
+REAL_MODEL_RL = [
+    *PY,
+    "experiments.r1_zero_curves",
+    "recipes=[grpo]",
+    "scale=laptop_smollm2",
+    "seeds=[0,1,2]",
+    "out=runs/real_model_rl",
+    "target_length_gain=null",
+    "target_acc_gain=0.05",
+    "claim='GRPO with the outcome reward, from SmolLM2-135M-Instruct (4-bit weights dequantised to fp32), "
+    "raises held-out accuracy on single-digit sums by at least 5 points in 8 steps of 4 prompts x 4 samples "
+    "on every seed, and with its rewards shuffled it does not'",
+    "dataset=sum_question_1digit",
+    "data.train_batch_size=4",
+    "trainer.total_training_steps=8",
+    "trainer.test_freq=8",
+    "data.max_response_length=64",
+    "actor_rollout_ref.rollout.val_kwargs.n=4",
+]
+EXPERIMENTS.add("real_model_start", [*PY, "experiments.real_model_start", "results=real_model_start"])
+EXPERIMENTS.add("real_model_rl", [*REAL_MODEL_RL, "results=real_model_rl"])
+EXPERIMENTS.add(
+    "real_model_rl-shuffled",
+    [*REAL_MODEL_RL, "results=real_model_rl-shuffled", "++local.shuffle_rewards=true"],
+)
+# which engine runs the real-model experiment faster: its run for 2 steps on each engine, side by side
+EXPERIMENTS.add(
+    "bench_real_model_engines",
+    [
+        *PY,
+        "benchmarks.bench_real_model_engines",
+        "results=bench_real_model_engines",
+        "overrides=["
+        + ",".join(a for a in REAL_MODEL_RL if a.startswith(("dataset=", "data.", "actor_")))
+        + "]",
     ],
 )
 # every real-checkpoint path on the real model, each timed from an empty cache (docs/real_model.md)

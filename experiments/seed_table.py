@@ -42,11 +42,17 @@ CODE = ("core", "recipes", "rewards", "data_pipelines", "conf")
 
 
 def run_dir_of(
-    out: Path, recipe: str, seed: int, extra: list[str], tag: str = "", scale: str = "laptop"
+    out: Path,
+    recipe: str,
+    seed: int,
+    extra: list[str],
+    tag: str = "",
+    scale: str = "laptop",
+    engine: str = "local",
 ) -> Path:
-    """``<out>/<recipe><tag>-s<seed>-<setting>``: ``<setting>`` hashes the scale and the extra overrides,
-    so a finished run is reused only by a call that would have made the same run (``out`` already holds
-    the code's hash).
+    """``<out>/<recipe><tag>-s<seed>-<setting>``: ``<setting>`` hashes the scale and the extra overrides
+    (and the engine, when not ``local``), so a finished run is reused only by a call that would have
+    made the same run (``out`` already holds the code's hash).
 
     >>> a = run_dir_of(Path("o"), "r1_zero", 1, [])
     >>> a == run_dir_of(Path("o"), "r1_zero", 1, []), a == run_dir_of(Path("o"), "r1_zero", 1, ["x=1"])
@@ -54,15 +60,23 @@ def run_dir_of(
     >>> a.name.startswith("r1_zero-s1-"), a == run_dir_of(Path("o"), "r1_zero", 1, [], scale="laptop_base")
     (True, False)
     """
-    setting = hashlib.sha256(json.dumps([scale, [str(x) for x in extra]]).encode()).hexdigest()[:8]
+    key = [scale, [str(x) for x in extra]] + ([] if engine == "local" else [engine])
+    setting = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:8]
     return out / f"{recipe}{tag}-s{seed}-{setting}"
 
 
 def run_one(
-    recipe: str, seed: int, out: Path, extra: list[str], tag: str = "", scale: str = "laptop"
+    recipe: str,
+    seed: int,
+    out: Path,
+    extra: list[str],
+    tag: str = "",
+    scale: str = "laptop",
+    engine: str = "local",
 ) -> dict:
-    """One run at ``scale`` (reused when finished), as its summary plus ``run_dir``; ``error`` when it failed."""
-    run_dir = run_dir_of(out, recipe, seed, extra, tag, scale)
+    """One run at ``scale`` on ``engine`` (reused when finished), as its summary plus ``run_dir``;
+    ``error`` when it failed."""
+    run_dir = run_dir_of(out, recipe, seed, extra, tag, scale, engine)
     log_path, summ = run_dir.with_name(run_dir.name + ".log"), run_dir / "summary.json"
     if not summ.is_file():
         cmd = local_command(
@@ -73,6 +87,7 @@ def run_one(
             "trainer.logger=[file]",
             *extra,
             scale=scale,
+            engine=engine,
         )
         t0 = time.time()
         with open(log_path, "w") as log:

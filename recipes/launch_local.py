@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 
-def local_command(recipe: str, run_dir: str | Path, *overrides: str, scale: str = "laptop") -> list[str]:
-    """The command line of one ``engine=local`` run of ``recipe`` at ``scale`` into ``run_dir``.
+def local_command(
+    recipe: str, run_dir: str | Path, *overrides: str, scale: str = "laptop", engine: str = "local"
+) -> list[str]:
+    """The command line of one ``engine=local`` run of ``recipe`` at ``scale`` into ``run_dir``
+    (``engine="verl"``: the same run on veRL's own trainer, which a machine without a GPU runs on its CPU).
 
     >>> local_command("grpo", "runs/x", "rlvr.seed=1")[3:]
     ['recipe=grpo', 'engine=local', 'scale=laptop', 'run_dir=runs/x', 'rlvr.seed=1']
@@ -21,7 +24,7 @@ def local_command(recipe: str, run_dir: str | Path, *overrides: str, scale: str 
         "-m",
         "recipes.run",
         f"recipe={recipe}",
-        "engine=local",
+        f"engine={engine}",
         f"scale={scale}",
         f"run_dir={run_dir}",
         *overrides,

@@ -284,6 +284,11 @@ def _launch(cfg: DictConfig, run_dir: Path, engine: str, overrides: list[str], c
         if code:
             log(f"error: {supervise.failure(run_dir, code)}")
             return 2
+        from recipes.verl_summary import summarize  # the tokenizer and Hydra: after a finished launch only
+
+        summary = summarize(run_dir)  # the local engine's held-out metrics and summary.json (None: a note)
+        if summary is not None:
+            log(_format_summary(summary))
         return 0
     summary = _local().run_local(cfg, run_dir)
     log(_format_summary(summary))

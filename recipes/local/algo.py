@@ -38,6 +38,7 @@ from verl.utils.debug.metrics import calculate_debug_metrics
 from verl.utils.torch_functional import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
 from verl.workers.config.optimizer import build_optimizer
 
+import recipes.shuffled_rewards  # noqa: F401 - registers the project's estimator (grpo_shuffled) with veRL
 from core.data import Prompt
 from core.sampler import Rollout
 from core.sampling import grade

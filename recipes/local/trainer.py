@@ -194,6 +194,21 @@ class Engine:
         self.step += 1
         t0 = time.time()
         prompts, ro, scores, extra, texts, metrics = self.collect()
+        metrics["timing_s/gen"] = time.time() - t0
+        return self.learn(prompts, ro, scores, extra, texts, metrics)
+
+    def learn(
+        self,
+        prompts: list[Prompt],
+        ro: Rollout,
+        scores: torch.Tensor,
+        extra: dict[str, list[Any]],
+        texts: list[str],
+        metrics: dict[str, float],
+    ) -> tuple[dict[str, float], dict[str, Any]]:
+        """The step's learning from its scored samples (what :meth:`collect` returns): reference log-probs,
+        advantages, the critic and actor updates, the lr schedule and the reference reset; returns metrics
+        and the dump of its samples. ``tests/local/test_trainer_equivalence.py`` feeds it fixed samples."""
         metrics.update(rm_reward.step_metrics(extra))  # gold accuracy (and a learned reward's proxy score)
         t_gen = time.time()
         temp = float(self.cfg.actor_rollout_ref.rollout.temperature)
@@ -230,9 +245,8 @@ class Engine:
         metrics.update(data_metrics(batch, ro.prompt_mask, self.cfg, use_critic=self.critic is not None))
         metrics.update(
             {
-                "timing_s/gen": t_gen - t0,
                 "timing_s/update_actor": time.time() - t_gen,
-                "timing_s/step": time.time() - t0,
+                "timing_s/step": time.time() - t_gen + metrics.get("timing_s/gen", 0.0),
                 "training/global_step": float(self.step),
                 "training/epoch": float(self.stream.epoch),
             }

@@ -177,3 +177,33 @@ def legacy_reward_keys(cfg: DictConfig) -> list[str]:
             "reward_kwargs; fix: reward.reward_manager.name and reward.reward_kwargs"
         )
     return errs
+
+
+#: the project's shuffled-reward estimator and the module veRL's processes import to know it
+SHUFFLED, SHUFFLED_MODULE = "grpo_shuffled", "recipes.shuffled_rewards"
+EXTERNAL_LIB = "actor_rollout_ref.model.external_lib"
+
+
+@rule("shuffled_rewards")
+def shuffled_rewards(cfg: DictConfig) -> list[str]:
+    """The two shuffled-reward controls: ``local.shuffle_rewards`` (the local engine's loop: veRL ignores
+    ``local.*``) and ``adv=grpo_shuffled`` (both engines; veRL's processes import its module); not both."""
+    local_shuffle, on_verl = bool(sel(cfg, "local.shuffle_rewards")), sel(cfg, "engine.name") == "verl"
+    est, lib = sel(cfg, "algorithm.adv_estimator"), sel(cfg, EXTERNAL_LIB)
+    libs = [] if lib is None else [lib] if isinstance(lib, str) else list(lib)
+    errs = []
+    if local_shuffle and on_verl:
+        errs.append(
+            "[local.shuffle_rewards] true shuffles rewards in the local engine's loop only; veRL's trainer "
+            "ignores local.* keys; fix: adv=grpo_shuffled (the same permutation, in veRL's advantage)"
+        )
+    if local_shuffle and est == SHUFFLED:
+        errs.append(
+            f"[local.shuffle_rewards] true with algorithm.adv_estimator={SHUFFLED} shuffles twice; fix: one of them"
+        )
+    if on_verl and est == SHUFFLED and SHUFFLED_MODULE not in libs:
+        errs.append(
+            f"[{EXTERNAL_LIB}] {lib!r} does not import {SHUFFLED_MODULE}, so veRL's processes do not know "
+            f"algorithm.adv_estimator={SHUFFLED}; fix: adv={SHUFFLED} (sets both)"
+        )
+    return errs

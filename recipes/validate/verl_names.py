@@ -17,7 +17,10 @@ from typing import Any
 
 @functools.cache
 def adv_estimators() -> dict[str, Callable]:
+    """veRL's registry with the project's own estimators (``recipes.shuffled_rewards``) registered."""
     from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY  # veRL: ~10 s, not at --help
+
+    import recipes.shuffled_rewards  # noqa: F401 - registers grpo_shuffled (with veRL, as above)
 
     return dict(ADV_ESTIMATOR_REGISTRY)
 
