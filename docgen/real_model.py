@@ -155,7 +155,33 @@ def rl_block() -> Rendered:
         f"`scale={design.get('scale')}` with {' '.join(f'`{o}`' for o in design.get('overrides', []))}.\n\n"
         + Table(head, rows).markdown()
     )
-    return Rendered(text, sources=sources)
+    verdict = rl_verdict({label: d for _, label, d in data}, target)
+    return Rendered(text + (f"\n\n{verdict}" if verdict else ""), sources=sources)
+
+
+def rl_verdict(arms: dict[str, dict[str, Any] | None], target: float | None) -> str:
+    """Per arm the mean [min, max] gain in points and the seeds at or above ``target``, and whether the
+    claim holds: every seed of the first arm reaches the target and the control's (second arm's) mean
+    gain does not. Empty until both arms have runs.
+
+    >>> rec = lambda a, b: {"curves": {"rlvr/val_acc": {"value": [a, b]}}}
+    >>> print(rl_verdict({"rl": {"runs": {"s0": rec(0.1, 0.3)}}, "ctl": {"runs": {"s0": rec(0.1, 0.1)}}}, 0.05))
+    rl: gain +20.0 points [+20.0, +20.0], 1/1 seeds at +5 or more; ctl: gain +0.0 points [+0.0, +0.0], 0/1 seeds at +5 or more. The claim holds.
+    """
+    if target is None or any(d is None or not d["runs"] for d in arms.values()):
+        return ""
+    parts, stats = [], []
+    for label, d in arms.items():
+        gains = [(b - a) * 100 for a, b in (_ends(r, "rlvr/val_acc") for r in d["runs"].values())]
+        hit = sum(g >= target * 100 for g in gains)
+        stats.append((sum(gains) / len(gains), hit, len(gains)))
+        parts.append(
+            f"{label}: gain {stats[-1][0]:+.1f} points [{min(gains):+.1f}, {max(gains):+.1f}], "
+            f"{hit}/{len(gains)} seeds at {target * 100:+.0f} or more"
+        )
+    (_, hit, n), (ctl_mean, _, _) = stats[0], stats[-1]
+    holds = hit == n and ctl_mean < target * 100
+    return "; ".join(parts) + (". The claim holds." if holds else ". The claim does not hold.")
 
 
 def start_block() -> Rendered:
