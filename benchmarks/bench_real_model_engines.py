@@ -28,7 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from benchmarks.bench_cpu_engines import ENGINES, timed
 from core import results
-from core.cli import hydra_main
+from core.cli import hydra_main, route_argv
 
 
 def step_seconds(run_dir: Path) -> list[float]:
@@ -93,4 +93,5 @@ main = hydra_main("command", "bench_real_model_engines", command)
 
 
 if __name__ == "__main__":
+    route_argv("command", "bench_real_model_engines")  # the run's overrides may come bare: key=value
     main()

@@ -164,9 +164,7 @@ EXPERIMENTS.add(
         *PY,
         "benchmarks.bench_real_model_engines",
         "results=bench_real_model_engines",
-        "overrides=["
-        + ",".join(a for a in REAL_MODEL_RL if a.startswith(("dataset=", "data.", "actor_")))
-        + "]",
+        *(a for a in REAL_MODEL_RL if a.startswith(("dataset=", "data.", "actor_"))),
     ],
 )
 # every real-checkpoint path on the real model, each timed from an empty cache (docs/real_model.md)
