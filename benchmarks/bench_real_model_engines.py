@@ -65,6 +65,7 @@ def run_engine(engine: str, a: DictConfig, run_dir: Path) -> dict[str, Any]:
 def command(a: DictConfig) -> int:
     """Both engines' runs, printed and recorded."""
     work = Path(str(a.work)).resolve()
+    work.mkdir(parents=True, exist_ok=True)  # each run's log sits beside its run directory
     runs: dict[str, list[dict[str, Any]]] = {e: [] for e in ENGINES}
     for r in range(int(a.rounds)):
         for engine in ENGINES if r % 2 == 0 else ENGINES[::-1]:
