@@ -18,6 +18,8 @@ points ``RLVR_CACHE`` at ``<work>/cache`` and runs, one subprocess each, on Smol
 - ``rl_verl``: the same runs of each recipe of ``verl_recipes`` on veRL's own trainer (``engine=verl``:
   ``main_ppo`` on this CPU through ``verl_cpu``), with ``verl_overrides``; ``opd``'s teacher is the
   policy the ``rl grpo`` row saved (:func:`teacher_of`), so ``rl`` runs first.
+After each RL row its checkpoints are deleted (each 135M checkpoint with AdamW state is ~2.6 GB), all
+but the teacher ``opd`` reads (:func:`prune_checkpoints`; ``keep_checkpoints=true`` keeps them all).
 Each row records the command, its wall seconds and exit code; the table goes to
 ``results/<results>/paths.json`` (``core.results``), which ``docs/real_model.md`` renders.
 Does not install the wheel, and does not judge the numbers (the tests do: tests/experiments/).
@@ -131,6 +133,43 @@ def teacher_of(a: DictConfig, w: Path) -> str:
     return str(w / "rl" / "grpo" / "checkpoints" / f"global_step_{a.rl_steps}" / "huggingface")
 
 
+def prune_checkpoints(run_dir: Path, keep: Path | None = None) -> int:
+    """Delete ``run_dir/checkpoints`` but the directory ``keep`` (and the files on its path); the bytes freed.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp()); k = d / "checkpoints" / "global_step_2" / "huggingface"
+    >>> k.mkdir(parents=True); _ = (k / "w").write_bytes(b"x" * 3); _ = (k.parent / "optim").write_bytes(b"y" * 5)
+    >>> prune_checkpoints(d, keep=k), (k / "w").exists(), (k.parent / "optim").exists()
+    (5, True, False)
+    >>> prune_checkpoints(d), (d / "checkpoints").exists()
+    (3, False)
+    """
+    root = run_dir / "checkpoints"
+    if not root.is_dir():
+        return 0
+    keep = keep.resolve() if keep is not None else None
+    freed = 0
+
+    def walk(d: Path) -> None:
+        nonlocal freed
+        for p in d.iterdir():
+            if keep is not None and p.resolve() == keep:
+                continue
+            if keep is not None and p.is_dir() and keep.is_relative_to(p.resolve()):
+                walk(p)
+                continue
+            if p.is_dir() and not p.is_symlink():
+                freed += sum(f.stat().st_size for f in p.rglob("*") if f.is_file() and not f.is_symlink())
+                shutil.rmtree(p)
+            else:
+                freed += p.lstat().st_size
+                p.unlink()
+
+    walk(root)
+    if keep is None:
+        root.rmdir()
+    return freed
+
+
 def _rl(a: DictConfig, w: Path, engine: str = "local") -> list[tuple[str, list[str], Callable[[], dict]]]:
     out = []
     recipes, extra = (a.recipes, []) if engine == "local" else (a.verl_recipes, list(a.verl_overrides))
@@ -148,7 +187,15 @@ def _rl(a: DictConfig, w: Path, engine: str = "local") -> list[tuple[str, list[s
         if r == "opd":
             cmd.append(f"{TEACHER_KEY}={teacher_of(a, w)}")
         name = f"rl {r}" if engine == "local" else f"rl-verl {r}"
-        out.append((name, cmd, lambda d=run_dir: last_metrics(d)))
+        keep = Path(teacher_of(a, w)) if (engine, r) == ("local", "grpo") else None
+
+        def read(d: Path = run_dir, keep: Path | None = keep) -> dict[str, Any]:
+            out = last_metrics(d)
+            if not a.keep_checkpoints:
+                out["checkpoint_bytes_deleted"] = prune_checkpoints(d, keep)
+            return out
+
+        out.append((name, cmd, read))
     return out
 
 
