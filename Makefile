@@ -56,8 +56,8 @@ endif
 run: setup ## Run a recipe: make run RECIPE=dapo [ENGINE=local|verl] [RUN_DIR=...] [ARGS="k=v ..."]
 	$(PY) -m recipes.run recipe=$(RECIPE) $(if $(ENGINE),engine=$(ENGINE)) $(if $(RUN_DIR),run_dir=$(RUN_DIR)) $(ARGS)
 
-test: setup ## Run the CPU test suite (excludes tests marked slow) in TEST_WORKERS processes (2)
-	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+test: setup ## Run the CPU test suite (excludes tests marked slow) in TEST_WORKERS processes (2); lists the 25 slowest
+	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 test-all: setup ## Run every test, slow ones included
 	$(PY) -m pytest -q $(PYTEST_ARGS)
