@@ -120,6 +120,8 @@ def r1_zero_engines() -> Rendered:
     """Both engines' arms side by side (see the module docstring)."""
     pairs = [(name, label, read(name), read(verl_name(name))) for name, label in ARMS]
     pairs = [p for p in pairs if p[2] and p[2].get("runs") and p[3] and p[3].get("runs")]
+    done = {p[0] for p in pairs}
+    pending = [f"`make results NAME={verl_name(name)}`" for name, _ in ARMS if name not in done]
     if not pairs:
         return Rendered(
             "*Not run yet: `make results NAME=r1_zero_verl-format` (and `-outcome`, `-shuffled`) writes "
@@ -175,6 +177,7 @@ def r1_zero_engines() -> Rendered:
         + str(pairs[0][3]["design"].get("claim", "?"))
         + ".\n\n"
         + "\n".join(f"- {c}" for c in claims)
+        + (f"\n\n*Not run yet on veRL's trainer: {', '.join(pending)}.*" if pending else "")
         + "\n\n<details><summary>Per seed</summary>\n\n"
         + Table(seed_head, per_seed).markdown()
         + "\n\n</details>"

@@ -55,6 +55,7 @@ def test_rows_claim_and_figure(store: Path) -> None:
     assert summary.count("| veRL's trainer |") == 2 and summary.count("| local engine |") == 2
     assert per_seed.count("| veRL's trainer |") == 10
     assert "rewards shuffled" not in text  # an arm is shown once both engines recorded it
+    assert "Not run yet on veRL's trainer: `make results NAME=r1_zero_verl-shuffled`." in summary
     assert "(the recipe): veRL's mean accuracy gain +42.0 points lies inside" in text
     assert "(format weight 0): veRL's mean accuracy gain +5.0 points lies outside" in text
     assert "| 5/5 | 5/5 | 10.0 |" in text  # the recipe on veRL: both targets on every seed, median wall
