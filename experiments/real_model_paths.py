@@ -146,27 +146,14 @@ def prune_checkpoints(run_dir: Path, keep: Path | None = None) -> int:
     root = run_dir / "checkpoints"
     if not root.is_dir():
         return 0
-    keep = keep.resolve() if keep is not None else None
-    freed = 0
-
-    def walk(d: Path) -> None:
-        nonlocal freed
-        for p in d.iterdir():
-            if keep is not None and p.resolve() == keep:
-                continue
-            if keep is not None and p.is_dir() and keep.is_relative_to(p.resolve()):
-                walk(p)
-                continue
-            if p.is_dir() and not p.is_symlink():
-                freed += sum(f.stat().st_size for f in p.rglob("*") if f.is_file() and not f.is_symlink())
-                shutil.rmtree(p)
-            else:
-                freed += p.lstat().st_size
-                p.unlink()
-
-    walk(root)
-    if keep is None:
-        root.rmdir()
+    kept = run_dir / ".kept-checkpoint"
+    if keep is not None:
+        keep.rename(kept)  # set aside, then put back where it was
+    freed = sum(f.stat().st_size for f in root.rglob("*") if f.is_file() and not f.is_symlink())
+    shutil.rmtree(root)
+    if keep is not None:
+        keep.parent.mkdir(parents=True)
+        kept.rename(keep)
     return freed
 
 
