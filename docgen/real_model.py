@@ -65,12 +65,19 @@ def paths_block() -> Rendered:
             note = f"pass@1 {_num(r['pass@k'].get('1'))}"
         rows.append([r["label"], f"`{r['command']}`", f"{r['seconds']:.0f}", str(r["exit"]), note])
     total = sum(r["seconds"] for r in res["rows"])
+    freed = [r["checkpoint_bytes_deleted"] for r in res["rows"] if "checkpoint_bytes_deleted" in r]
     text = Table(
         ["path", "command", "wall s", "exit", "last step (score, pg loss, grad norm; vf loss with a critic)"],
         rows,
     ).markdown()
     return Rendered(
-        f"{text}\n\nAll paths: {total / 60:.1f} min of wall time on this machine, from an empty `RLVR_CACHE`.",
+        f"{text}\n\nAll paths: {total / 60:.1f} min of wall time on this machine, from an empty `RLVR_CACHE`."
+        + (
+            f" Checkpoints deleted once their rows were read: {sum(freed) / 1e9:.1f} GB over {len(freed)} RL rows "
+            f"({min(freed) / 1e9:.1f}-{max(freed) / 1e9:.1f} GB each)."
+            if freed
+            else ""
+        ),
         sources=_source(res, "results/real_model_paths/paths.json"),
     )
 
