@@ -95,6 +95,24 @@ for _arm, _extra in (("format", []), ("outcome", ["verifier=plain"]), ("shuffled
             *_extra,
         ],
     )
+# Why veRL's outcome-only arm grew length less (+144% mean; seeds 0 and 4 +67%) than the local engine's
+# seeds 0-4 (+199% to +335%) while its accuracy gain sat inside their range: more local seeds of the same
+# arm, never run before, measure the local engine's own seed-to-seed spread of the length gain.
+EXPERIMENTS.add(
+    "r1_zero_outcome_seeds",
+    [
+        *PY,
+        "experiments.r1_zero_curves",
+        "seeds=[5,6,7,8,9,10,11,12,13,14]",
+        "jobs=2",
+        "results=r1_zero_outcome_seeds",
+        "out=runs/arms",
+        "claim=\"On the local engine, the outcome-only arm's length gain over seeds 5-14 reaches down to +100% "
+        "or less on at least one seed: veRL's lower outcome-arm length gain is within the local engine's "
+        'seed-to-seed spread, not a difference between the engines"',
+        "verifier=plain",
+    ],
+)
 EXPERIMENTS.add(
     "base_recipes",
     [*PY, "experiments.r1_zero_curves", "recipes=[dapo,drgrpo]", "seeds=[0,1,2,3,4]", "results=base_recipes"],
