@@ -5,7 +5,9 @@
   held-out accuracy and mean response length start -> end, the gains' mean and seed range, the seeds
   meeting each target, the median wall minutes of a run; whether veRL's mean gains lie inside the local
   engine's seed range (the claim the veRL experiments declared before their runs); a figure of both
-  engines' curves; each seed in a folded table.
+  engines' curves; each seed in a folded table; and, once recorded, the local engine's outcome-only arm
+  over more seeds (``results/r1_zero_outcome_seeds/``, seeds 5-14): its seed-to-seed spread of the gains,
+  against which veRL's outcome-arm gains are read again.
 - ``r1-zero-engine-bench``: ``results/bench_cpu_engines/latest.json``, one full laptop run of the recipe
   on each engine side by side (wall and CPU time), and the check of the held-out length veRL's records
   are derived with against the local engine's count.
@@ -25,6 +27,8 @@ from docgen.results import missing, read
 #: the engines of the comparison: label and the results experiment of an arm's local record
 ENGINES = {"local": "local engine", "verl": "veRL's trainer"}
 BENCH = "bench_cpu_engines"
+#: the local engine's outcome-only arm over seeds beyond 0-4, and the arm it extends
+MORE_SEEDS, MORE_SEEDS_ARM = "r1_zero_outcome_seeds", "r1_zero_arms-outcome"
 
 
 def verl_name(local: str) -> str:
@@ -61,6 +65,35 @@ def _claim(label: str, local: dict[str, list[float]], verl: dict[str, list[float
         f"({sum(min(local['acc']) <= g <= max(local['acc']) for g in verl['acc'])} of {len(verl['acc'])} seeds inside); "
         f"its mean length gain {100 * length:+.0f}% lies {_inside(length, local['len'])} "
         f"[{100 * min(local['len']):+.0f}%, {100 * max(local['len']):+.0f}%]."
+    )
+
+
+def _more_seeds(pairs: list[tuple]) -> str:
+    """The local engine's outcome-only arm over more seeds: its gains alone and pooled with seeds 0-4,
+    veRL's outcome-arm gains against the pooled range, and the experiment's own claim, met or not."""
+    more = read(MORE_SEEDS)
+    arm = [p for p in pairs if p[0] == MORE_SEEDS_ARM]
+    if not (more and more.get("runs") and arm):
+        return ""
+    extra, local, verl = _gains(more), _gains(arm[0][2]), _gains(arm[0][3])
+    pooled = {k: local[k] + extra[k] for k in ("acc", "len")}
+    seeds = [int(s) for s in extra["seed"]]
+    met = min(extra["len"]) <= 1.0
+
+    def inside(k: str) -> int:
+        return sum(min(pooled[k]) <= g <= max(pooled[k]) for g in verl[k])
+
+    return (
+        f"\n\nThe local engine's outcome-only arm over {len(seeds)} more seeds ({seeds[0]}-{seeds[-1]}, "
+        f"`results/{MORE_SEEDS}/`; claim declared before the runs: {more['design'].get('claim', '?')}): accuracy "
+        f"gain {_span([100 * x for x in extra['acc']], '{:+.1f}')} points, length gain "
+        f"{_span([100 * x for x in extra['len']], '{:+.0f}%')} (claim {'met' if met else 'not met'}: lowest "
+        f"{100 * min(extra['len']):+.0f}%). Over all {len(pooled['len'])} local seeds the length gain spans "
+        f"[{100 * min(pooled['len']):+.0f}%, {100 * max(pooled['len']):+.0f}%]: veRL's mean "
+        f"{100 * _mean(verl['len']):+.0f}% lies {_inside(_mean(verl['len']), pooled['len'])} it, "
+        f"{inside('len')} of its {len(verl['len'])} seeds inside; the accuracy gain spans "
+        f"[{100 * min(pooled['acc']):+.1f}, {100 * max(pooled['acc']):+.1f}] points, "
+        f"{inside('acc')} of veRL's {len(verl['acc'])} seeds inside."
     )
 
 
@@ -174,9 +207,10 @@ def r1_zero_engines() -> Rendered:
         + "\n\n"
         + _machines(pairs)
         + "\n\nClaim (declared before the veRL runs): "
-        + str(pairs[0][3]["design"].get("claim", "?"))
+        + str(pairs[0][3]["design"].get("claim", "?")).replace(pairs[0][0], "r1_zero_arms-<arm>")
         + ".\n\n"
         + "\n".join(f"- {c}" for c in claims)
+        + _more_seeds(pairs)
         + (f"\n\n*Not run yet on veRL's trainer: {', '.join(pending)}.*" if pending else "")
         + "\n\n<details><summary>Per seed</summary>\n\n"
         + Table(seed_head, per_seed).markdown()

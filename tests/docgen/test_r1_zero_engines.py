@@ -25,12 +25,12 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _verl_arm(name: str, acc_gain: float, len_gain: float) -> None:
+def _verl_arm(name: str, acc_gain: float, len_gain: float, seeds: range = range(5)) -> None:
     steps = [0, 20, 25, 40, 50, 60, 75, 80]
     results.write_experiment(
         name, design={"claim": "the claim", "targets": {"acc_gain": 0.15, "length_gain": 0.3}}
     )
-    for seed in range(5):
+    for seed in seeds:
         a0, l0 = 0.2, 9.0
         rec = {
             "recipe": "r1_zero",
@@ -63,6 +63,21 @@ def test_rows_claim_and_figure(store: Path) -> None:
     assert [f.name for f in out.figures] == ["r1_zero_engines"]
     assert set(out.figures[0].data) == {ARMS[0][1], ARMS[1][1]}
     assert any("results/r1_zero_verl-format/" in s for s in out.sources)
+
+
+@pytest.mark.parametrize(("low", "met"), [(0.5, "met"), (1.5, "not met")])
+def test_more_local_seeds(store: Path, low: float, met: str) -> None:
+    """The outcome arm's extra local seeds widen the range veRL's gains are read against; their claim
+    (a seed's length gain at +100% or less) is met or not by the lowest seed."""
+    _verl_arm("r1_zero_verl-outcome", 0.30, 1.2)
+    assert "more seeds" not in eng.r1_zero_engines().markdown  # nothing before they are recorded
+    _verl_arm(eng.MORE_SEEDS, 0.30, low, seeds=range(5, 15))
+    text = eng.r1_zero_engines().markdown
+    assert "outcome-only arm over 10 more seeds (5-14, `results/r1_zero_outcome_seeds/`" in text
+    assert f"(claim {met}: lowest {100 * low:+.0f}%)" in text
+    lo = min(100 * low, 199)  # the committed local seeds 0-4 span +199% to +335%
+    assert f"Over all 15 local seeds the length gain spans [{lo:+.0f}%, +335%]" in text
+    assert f"veRL's mean +120% lies {'inside' if low <= 1.2 else 'outside'} it" in text
 
 
 def test_not_run(store: Path) -> None:
