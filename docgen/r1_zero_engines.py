@@ -216,6 +216,9 @@ def r1_zero_engines() -> Rendered:
         + Table(seed_head, per_seed).markdown()
         + "\n\n</details>"
     )
+    more = read(MORE_SEEDS)
+    if _more_seeds(pairs):
+        sources.append(source_line(f"results/{MORE_SEEDS}/", (more or {}).get("provenance")))
     figure = DocFigure(
         "r1_zero_engines", fig, _draw, alt="held-out accuracy and length per arm on both engines"
     )

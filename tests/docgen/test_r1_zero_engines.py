@@ -78,6 +78,7 @@ def test_more_local_seeds(store: Path, low: float, met: str) -> None:
     lo = min(100 * low, 199)  # the committed local seeds 0-4 span +199% to +335%
     assert f"Over all 15 local seeds the length gain spans [{lo:+.0f}%, +335%]" in text
     assert f"veRL's mean +120% lies {'inside' if low <= 1.2 else 'outside'} it" in text
+    assert any(f"results/{eng.MORE_SEEDS}/" in s for s in eng.r1_zero_engines().sources)
 
 
 def test_not_run(store: Path) -> None:
