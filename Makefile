@@ -18,7 +18,8 @@ ENGINE ?=
 RUN_DIR ?=
 ARGS   ?=
 PYTEST_ARGS ?=
-# make test runs the suite in this many pytest-xdist workers (each test module is one unit of work)
+# make test runs the suite in this many pytest-xdist workers (each test module is one unit of work:
+# tests/conftest.py, unit_of)
 TEST_WORKERS ?= 2
 
 .PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
@@ -57,7 +58,7 @@ run: setup ## Run a recipe: make run RECIPE=dapo [ENGINE=local|verl] [RUN_DIR=..
 	$(PY) -m recipes.run recipe=$(RECIPE) $(if $(ENGINE),engine=$(ENGINE)) $(if $(RUN_DIR),run_dir=$(RUN_DIR)) $(ARGS)
 
 test: setup ## Run the CPU test suite (excludes tests marked slow) in TEST_WORKERS processes (2); lists the 25 slowest
-	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadscope --durations=25 $(PYTEST_ARGS)
 
 test-all: setup ## Run every test, slow ones included
 	$(PY) -m pytest -q $(PYTEST_ARGS)

@@ -24,13 +24,33 @@ SERIAL = (
 )
 
 
-def pytest_collection_modifyitems(config, items):  # noqa: ANN001, ANN201 - pytest hook signature
-    """Each test module is one unit of work for ``--dist loadgroup`` (its module fixtures are built
-    once), and the :data:`SERIAL` modules are one unit together."""
-    root = Path(str(config.rootpath))
-    for item in items:
-        rel = Path(str(item.path)).resolve().relative_to(root).as_posix()
-        item.add_marker(pytest.mark.xdist_group("repository-commands" if rel in SERIAL else rel))
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to under ``make test``'s workers: its module (so its module
+    fixtures are built once), and one unit for all the :data:`SERIAL` modules.
+
+    >>> unit_of("tests/local/test_run.py::test_smoke_grpo"), unit_of("tests/test_home_clean.py::test_x[a]")
+    ('tests/local/test_run.py', 'repository-commands')
+    """
+    module = nodeid.split("::", 1)[0]
+    return "repository-commands" if module in SERIAL else module
+
+
+def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201 - pytest-xdist hook signature
+    """Under ``--dist loadscope`` (``make test``), schedule whole :func:`unit_of` units on a worker.
+
+    pytest-xdist's own ``--dist loadgroup`` cannot do it here: its worker appends the ``xdist_group``
+    name to ``item._nodeid``, which pytest 9.2 no longer reads (a node's id is ``Node._id``), so every
+    test became its own unit and a module's tests (and its module fixtures) were spread over both
+    workers. This is xdist's ``loadscope`` scheduler with the scope taken from :func:`unit_of`."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return UnitScheduling(config, log)
 
 
 def pytest_ignore_collect(collection_path, config):  # noqa: ANN001, ANN201 - pytest hook signature
