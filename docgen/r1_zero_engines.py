@@ -68,13 +68,14 @@ def _claim(label: str, local: dict[str, list[float]], verl: dict[str, list[float
     )
 
 
-def _more_seeds(pairs: list[tuple]) -> str:
+def _more_seeds(pairs: list[tuple]) -> tuple[str, list[str]]:
     """The local engine's outcome-only arm over more seeds: its gains alone and pooled with seeds 0-4,
-    veRL's outcome-arm gains against the pooled range, and the experiment's own claim, met or not."""
+    veRL's outcome-arm gains against the pooled range, and the experiment's own claim, met or not; with
+    its source line (nothing until both it and the outcome arm's pair are recorded)."""
     more = read(MORE_SEEDS)
     arm = [p for p in pairs if p[0] == MORE_SEEDS_ARM]
     if not (more and more.get("runs") and arm):
-        return ""
+        return "", []
     extra, local, verl = _gains(more), _gains(arm[0][2]), _gains(arm[0][3])
     pooled = {k: local[k] + extra[k] for k in ("acc", "len")}
     seeds = [int(s) for s in extra["seed"]]
@@ -83,7 +84,7 @@ def _more_seeds(pairs: list[tuple]) -> str:
     def inside(k: str) -> int:
         return sum(min(pooled[k]) <= g <= max(pooled[k]) for g in verl[k])
 
-    return (
+    text = (
         f"\n\nThe local engine's outcome-only arm over {len(seeds)} more seeds ({seeds[0]}-{seeds[-1]}, "
         f"`results/{MORE_SEEDS}/`; claim declared before the runs: {more['design'].get('claim', '?')}): accuracy "
         f"gain {_span([100 * x for x in extra['acc']], '{:+.1f}')} points, length gain "
@@ -95,6 +96,7 @@ def _more_seeds(pairs: list[tuple]) -> str:
         f"[{100 * min(pooled['acc']):+.1f}, {100 * max(pooled['acc']):+.1f}] points, "
         f"{inside('acc')} of veRL's {len(verl['acc'])} seeds inside."
     )
+    return text, [source_line(f"results/{MORE_SEEDS}/", more.get("provenance"))]
 
 
 def _row(label: str, engine: str, g: dict[str, list[float]], acc_t: float, len_t: float) -> list[str]:
@@ -200,6 +202,8 @@ def r1_zero_engines() -> Rendered:
         f"seeds ≥ +{100 * len_t:.0f}% length",
         "wall min per run, median (as recorded)",
     ]
+    more_text, more_sources = _more_seeds(pairs)
+    sources += more_sources
     seed_head = ["arm", "engine", "seed", "held-out accuracy", "mean response length (tokens)", "wall min"]
     text = (
         "{fig:r1_zero_engines}\n\n"
@@ -210,15 +214,12 @@ def r1_zero_engines() -> Rendered:
         + str(pairs[0][3]["design"].get("claim", "?")).replace(pairs[0][0], "r1_zero_arms-<arm>")
         + ".\n\n"
         + "\n".join(f"- {c}" for c in claims)
-        + _more_seeds(pairs)
+        + more_text
         + (f"\n\n*Not run yet on veRL's trainer: {', '.join(pending)}.*" if pending else "")
         + "\n\n<details><summary>Per seed</summary>\n\n"
         + Table(seed_head, per_seed).markdown()
         + "\n\n</details>"
     )
-    more = read(MORE_SEEDS)
-    if _more_seeds(pairs):
-        sources.append(source_line(f"results/{MORE_SEEDS}/", (more or {}).get("provenance")))
     figure = DocFigure(
         "r1_zero_engines", fig, _draw, alt="held-out accuracy and length per arm on both engines"
     )

@@ -26,11 +26,8 @@ SERIAL = (
 
 def unit_of(nodeid: str) -> str:
     """The unit of work a test belongs to under ``make test``'s workers: its module (so its module
-    fixtures are built once), and one unit for all the :data:`SERIAL` modules.
-
-    >>> unit_of("tests/local/test_run.py::test_smoke_grpo"), unit_of("tests/test_home_clean.py::test_x[a]")
-    ('tests/local/test_run.py', 'repository-commands')
-    """
+    fixtures are built once), and one unit for all the :data:`SERIAL` modules (``tests/test_schedule.py``
+    tests it: conftest files are not collected as doctest modules)."""
     module = nodeid.split("::", 1)[0]
     return "repository-commands" if module in SERIAL else module
 

@@ -72,13 +72,14 @@ def test_more_local_seeds(store: Path, low: float, met: str) -> None:
     _verl_arm("r1_zero_verl-outcome", 0.30, 1.2)
     assert "more seeds" not in eng.r1_zero_engines().markdown  # nothing before they are recorded
     _verl_arm(eng.MORE_SEEDS, 0.30, low, seeds=range(5, 15))
-    text = eng.r1_zero_engines().markdown
+    out = eng.r1_zero_engines()
+    text = out.markdown
     assert "outcome-only arm over 10 more seeds (5-14, `results/r1_zero_outcome_seeds/`" in text
     assert f"(claim {met}: lowest {100 * low:+.0f}%)" in text
     lo = min(100 * low, 199)  # the committed local seeds 0-4 span +199% to +335%
     assert f"Over all 15 local seeds the length gain spans [{lo:+.0f}%, +335%]" in text
     assert f"veRL's mean +120% lies {'inside' if low <= 1.2 else 'outside'} it" in text
-    assert any(f"results/{eng.MORE_SEEDS}/" in s for s in eng.r1_zero_engines().sources)
+    assert any(f"results/{eng.MORE_SEEDS}/" in s for s in out.sources)
 
 
 def test_not_run(store: Path) -> None:
