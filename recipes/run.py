@@ -112,7 +112,7 @@ def force_local(overrides: list[str]) -> list[str]:
 
 
 def prepare_config(
-    overrides: list[str], changes: bool = True, cfg: DictConfig | None = None
+    overrides: list[str], changes: bool = True, cfg: DictConfig | None = None, pick_laptop: bool = True
 ) -> tuple[DictConfig, str, list[tuple], list[str]]:
     """Pick the engine and apply the scale profile; returns (cfg, engine, scale_changes, overrides).
 
@@ -120,12 +120,14 @@ def prepare_config(
     One more composition only where a scale profile is in effect: the scaled config when the local
     engine picks the recipe's laptop scale (the given config is then the published one the changes
     are listed against), or the published config when a scale was given (``changes=False``: the
-    scale's changes are not listed, and it is not composed)."""
+    scale's changes are not listed, and it is not composed). ``pick_laptop=False`` keeps the published
+    config where a CPU run would pick the laptop scale (the pre-flight of a GPU run from here)."""
     overrides = force_local(overrides)
     cfg = compose(overrides) if cfg is None else cfg
     engine = resolve_engine(cfg.engine.name)
     published = None
-    if (engine == "local" or here_on_cpu(cfg, engine)) and not any(_key(o) == "scale" for o in overrides):
+    cpu_run = pick_laptop and (engine == "local" or here_on_cpu(cfg, engine))
+    if cpu_run and not any(_key(o) == "scale" for o in overrides):
         laptop = _announce_laptop_scale(cfg, overrides)
         published, overrides = cfg, [*overrides, f"scale={laptop}"]
         cfg = compose(overrides)

@@ -15,8 +15,9 @@ it, then runs the checks of :data:`CHECKS` in order (each timed, wall and CPU):
 - ``reward`` (:mod:`.reward`): the reward function on gold, wrong, empty and over-long responses
   returns what veRL expects, and its p99 time projected to one step.
 
-Every finding names the file and row or the config key, and the fix. Exit code: 0 pass, 1 pass
-with warnings, 2 fail (:data:`recipes.preflight.report.EXIT`); the report is written as
+Every finding names the file and row or the config key, and the fix; the report names the run each
+check judged (:mod:`.target`: the GPU run, or the CPU run veRL's trainer makes on a machine without
+a GPU). Exit code: 0 pass, 1 pass with warnings, 2 fail (:data:`recipes.preflight.report.EXIT`); the report is written as
 ``preflight.json`` in the run directory. ``recipes.run`` runs :func:`preflight` before it writes a
 veRL ``launch.sh`` (``preflight=false`` skips it). Not covered: anything that needs a GPU, the
 local engine's CPU memory.
@@ -44,6 +45,7 @@ from recipes.preflight.lengths import check_lengths
 from recipes.preflight.memory import check_memory
 from recipes.preflight.report import EXIT, Report
 from recipes.preflight.reward import check_reward
+from recipes.preflight.target import judged
 
 __all__ = ["CHECKS", "EXIT", "Report", "preflight", "settings"]
 
@@ -81,6 +83,7 @@ def preflight(
         CHECKS.get(name)  # an unknown name fails before anything runs
     for name in ORDER:
         if name in wanted:
+            report.judged[name] = judged(name, cfg, engine)
             with report.timed(name) as rec:
                 rec.update(CHECKS.get(name)(ctx) or {})
     report.facts["sampled_rows_per_file"] = int(opts.sample)

@@ -3,8 +3,10 @@
 A Hydra app over ``conf/command/preflight.yaml`` (``--help`` lists every key). The recipe is
 composed as ``recipes.run`` composes it (``engine=local``, and ``engine=verl`` on a machine without a
 GPU, pick the recipe's laptop scale unless a scale is given; keys that are not pre-flight's own are
-the recipe's), validated by the one validation layer, and at the laptop scale its generated data
-files are written as the run would write them.
+the recipe's). ``target`` (:mod:`recipes.preflight.target`) decides which run is judged, and says
+so: the CPU run veRL's trainer makes here (``make run``'s CPU changes applied, its generated data
+files written as the run would write them) or the run on GPU nodes, planned from a machine without
+one (the config unchanged). The config is validated by the one validation layer.
 Then :func:`recipes.preflight.preflight` runs the checks, prints the findings and writes
 ``preflight.json`` into the run directory. Exit codes: 0 pass, 1 pass with warnings, 2 fail.
 ``checks=[..., verl_engine]`` (opt-in) then rehearses one update of the run's own checkpoint on
@@ -25,7 +27,8 @@ from core.cli import hydra_main, require, route_argv
 from recipes.preflight import CHECKS, preflight
 from recipes.preflight.context import Context
 from recipes.preflight.report import Report
-from recipes.run import default_run_dir, here_on_cpu, prepare_config
+from recipes.preflight.target import decide, describe, judged, known
+from recipes.run import default_run_dir, prepare_config
 from recipes.validate import ConfigError, validate
 
 
@@ -61,8 +64,12 @@ def command(args: DictConfig) -> int:
     require(args, "recipe", command="recipes.preflight")
     try:
         cfg, engine, _, overrides = prepare_config(
-            [f"recipe={args.recipe}", f"engine={args.engine}", *args.overrides], changes=False
+            [f"recipe={args.recipe}", f"engine={args.engine}", *args.overrides],
+            changes=False,
+            pick_laptop=known(str(args.target))
+            != "gpu",  # target=gpu: the published config, unless a scale is given
         )
+        target, why = decide(cfg, engine, str(args.target))
     except ValueError as e:
         _log(f"error: {e}")
         return 2
@@ -70,16 +77,22 @@ def command(args: DictConfig) -> int:
     _log(
         f"[preflight] {cfg.rlvr.recipe}  [engine] {engine}  [scale] {cfg.rlvr.scale or 'published'}  [report] {run_dir}/preflight.json"
     )
-    if here_on_cpu(cfg, engine):  # the config veRL's trainer would run here: make run's CPU changes applied
-        from recipes.launch_cpu import apply  # launching on a CPU only
+    if target == "cpu":  # the config veRL's trainer runs here: make run's CPU changes applied
+        from recipes.launch_cpu import apply  # the CPU run only
 
+        why += f"; {len(apply(cfg))} keys changed as make run changes them"
+    _log(f"[preflight] judging {describe(cfg, engine)}: {why}")
+    if target == "gpu" and engine == "verl":
         _log(
-            f"[preflight] no GPU here: checking the CPU run ({len(apply(cfg))} keys changed as make run changes them)"
+            "[preflight] validation, lengths and the memory plan judge this config as the GPU run gets it; only "
+            "the opt-in rehearsals (checks=[...,verl_engine,verl_trainer]) run a CPU copy. target=cpu judges "
+            "the CPU run make run would make here instead."
         )
     try:
         validate(cfg, engine)
     except (ConfigError, ValueError) as e:
         rep = Report(recipe=str(cfg.rlvr.recipe), engine=engine)
+        rep.judged["config"] = describe(cfg, engine)
         for line in getattr(e, "errors", [str(e)]):
             rep.add(
                 "config", "fail", line.split("]")[0].lstrip("[") if line.startswith("[") else "config", line
@@ -87,13 +100,14 @@ def command(args: DictConfig) -> int:
         rep.write(run_dir / "preflight.json")
         print(rep.format())
         return rep.exit_code
-    if (engine == "local" or here_on_cpu(cfg, engine)) and cfg.local.get("task") is not None:
+    if target in ("local", "cpu") and cfg.local.get("task") is not None:
         from recipes.local.data import ensure_task_files  # the task generators load only for laptop runs
 
         ensure_task_files(cfg)
     report = preflight(cfg, engine, args, run_dir)
     for name, rehearsal in REHEARSALS.items():  # opt-in, after the other checks (each trains a model)
         if name in args.checks:
+            report.judged[name] = judged(name, cfg, engine)
             with report.timed(name) as rec:
                 rec.update(rehearsal(Context(cfg=cfg, engine=engine, settings=args, report=report)))
             report.write(run_dir / "preflight.json")

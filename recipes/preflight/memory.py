@@ -34,8 +34,9 @@ roles' idle state, and the rollout's reservation unless ``free_cache_engine``). 
 phase exceeds the GPU, or the rollout's weights or one full-length sequence do not fit its share;
 it warns when a phase passes ``settings.memory_warn`` of the GPU. Not covered: the forward-only
 log-prob passes (smaller than an update), Megatron's tensor/pipeline sharding (approximated as
-FSDP over all GPUs), LoRA, a distillation teacher's own GPUs, fragmentation. These are estimates
-for planning, never measured GPU numbers.
+FSDP over all GPUs), LoRA, a distillation teacher's own GPUs, fragmentation, the CPU run of veRL's
+trainer (``trainer.device=cpu``: no GPU memory to plan). These are estimates for planning, never
+measured GPU numbers.
 """
 
 from __future__ import annotations
@@ -215,11 +216,21 @@ def _gpu_memory_gb(ctx: Context) -> float | None:
 
 
 def check_memory(ctx: Context) -> dict[str, float]:
-    """Throughput (every engine) and, for engine=verl, the per-GPU memory plan against the GPU."""
+    """Throughput (every engine) and, for engine=verl on GPUs, the per-GPU memory plan against the GPU
+    (the CPU run of veRL's trainer has none: an ``info`` says so)."""
     check_throughput(ctx)
     if ctx.engine != "verl":
         ctx.report.add(
             "memory", "info", "engine", f"engine={ctx.engine}: the GPU memory plan is for engine=verl runs"
+        )
+        return {}
+    if sel(ctx.cfg, "trainer.device") == "cpu":  # make run's CPU changes applied (recipes.preflight.target)
+        ctx.report.add(
+            "memory",
+            "info",
+            "trainer.device=cpu",
+            "the CPU run of veRL's trainer holds every role in this machine's RAM: no GPU memory to plan",
+            "to plan the GPU run's memory, pre-flight it: scale=gpu_node (or target=gpu) gpu_memory_gb=80",
         )
         return {}
     world = int(ctx.cfg.trainer.n_gpus_per_node) * int(ctx.cfg.trainer.nnodes)

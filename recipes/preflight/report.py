@@ -2,8 +2,9 @@
 
 A :class:`Finding` says which check found what, where (a file and row, or a config key), how bad
 (:data:`LEVELS`) and the fix. :class:`Report` collects them with each check's wall and CPU time
-and rows read/sampled, turns them into the exit code (:data:`EXIT`: 0 pass, 1 pass with
-warnings or with a check that did not run, 2 fail) and writes ``preflight.json``. Not covered: deciding anything (the checks do).
+and rows read/sampled and the config each check judged (:mod:`recipes.preflight.target`), turns
+them into the exit code (:data:`EXIT`: 0 pass, 1 pass with warnings or with a check that did not
+run, 2 fail) and writes ``preflight.json``. Not covered: deciding anything (the checks do).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     timings: dict[str, dict[str, float]] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)
+    #: check -> the config it judged (the GPU run, the CPU run, a rehearsal's CPU copy)
+    judged: dict[str, str] = field(default_factory=dict)
 
     def add(
         self, check: str, level: str, where: str, message: str, fix: str = "", examples: Any = ()
@@ -110,6 +113,7 @@ class Report:
             "counts": {lv: sum(f.level == lv for f in self.findings) for lv in LEVELS},
             "findings": [asdict(f) for f in self.findings],
             "timings": self.timings,
+            "judged": self.judged,
             "facts": self.facts,
         }
 
@@ -127,6 +131,10 @@ class Report:
         order = {lv: i for i, lv in enumerate(reversed(LEVELS))}
         lines = [f.line() for f in sorted(self.findings, key=lambda f: order[f.level])]
         times = ", ".join(f"{k} {v['wall_s']:.2f}s" for k, v in self.timings.items())
+        by_config: dict[str, list[str]] = {}
+        for check, config in self.judged.items():
+            by_config.setdefault(config, []).append(check)
+        lines += [f"judged {', '.join(checks)}: {config}" for config, checks in by_config.items()]
         counts = self.to_dict()["counts"]
         lines.append(
             f"pre-flight {self.verdict.upper()} (exit {self.exit_code}): {counts['fail']} failed, "

@@ -1,22 +1,29 @@
 """Every recipe's GPU profiles pass the pre-flight's config parts, and the memory model agrees with
 published veRL configurations known to run.
 
-For every recipe x ``scale=gpu_node`` / ``scale=multi_node`` (8 x 80 GB per node): the validation
-layer (rules, token budgets, veRL's own checks) and the pre-flight's memory plan (``checks=[memory]``,
-``gpu_memory_gb=80``; no data, model download or CPU steps) report no failure. The memory model is
+For every recipe x ``scale=gpu_node`` / ``scale=multi_node`` (8 x 80 GB per node), through the
+command a user runs (``python -m recipes.preflight recipe=<r> engine=verl scale=<profile>
+checks=[memory] gpu_memory_gb=80``, on this machine without a GPU): the pre-flight judges the GPU run,
+not the CPU run ``make run`` would make here, and its validation (rules, token budgets, veRL's own
+checks) and memory plan report no failure (no data, model download or CPU steps). The memory model is
 checked against veRL's example scripts: Qwen2-7B GRPO on one 8 x 80 GB node (two scripts) and the
 DAPO Qwen2.5-32B script on 16 nodes must fit; the same 32B run without offload on one node must not.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, OmegaConf
 
+from core.cli import call
 from core.compose import CONF_DIR, compose, options
 from recipes.preflight import preflight, settings
+from recipes.preflight.__main__ import command
 from recipes.preflight.report import Report
 from recipes.validate import ConfigError, validate
 from recipes.validate.gpu import _sp, budgets
@@ -48,24 +55,29 @@ def fails(rep: Report) -> list[str]:
 
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("recipe", RECIPES)
-def test_every_recipe_passes_the_preflight_config_parts(hydra_ctx, recipe: str, profile: str) -> None:
+def test_every_recipe_passes_the_preflight_config_parts(
+    hydra_ctx, recipe: str, profile: str, tmp_path: Path
+) -> None:
+    args = [f"recipe={recipe}", "engine=verl", f"scale={profile}", "checks=[memory]", "gpu_memory_gb=80"]
+    code = call(command, "command", "preflight", [*args, f"run_dir={tmp_path}"], route=True)
+    rep = json.loads((tmp_path / "preflight.json").read_text())
+    failed = [f"[{f['check']}] {f['where']}: {f['message']}" for f in rep["findings"] if f["level"] == "fail"]
+    assert code == rep["exit_code"] < 2 and not failed, "\n".join(failed)
     cfg = compose([f"recipe={recipe}", "engine=verl", f"scale={profile}"])
-    try:
-        validate(cfg, "verl")
-    except ConfigError as e:
-        pytest.fail(f"{recipe} x {profile} refused:\n  " + "\n  ".join(e.errors))
+    gpus, nodes = cfg.trainer.n_gpus_per_node, cfg.trainer.nnodes
+    assert gpus == 8 and rep["judged"] == {
+        "memory": f"the GPU run (scale={profile}: {gpus} GPUs x {nodes} node{'s' * (nodes != 1)})"
+    }
     seq = int(cfg.data.max_prompt_length) + int(cfg.data.max_response_length)
     for key, switch, role in budgets(cfg):
         assert OmegaConf.select(cfg, switch), f"{switch}: the GPU profiles batch by tokens"
         sp = _sp(cfg, role)
         assert OmegaConf.select(cfg, key) == -(-seq // sp), f"{key} is derived from prompt + response / {sp}"
-    rep = memory_report(cfg)
-    assert not fails(rep), "\n".join(fails(rep))
     if recipe in UNSIZED:
-        assert "memory_phases_gb" not in rep.facts, f"{recipe} is sized now: remove it from UNSIZED"
-        assert any("cannot size the model" in f.message for f in rep.findings)
+        assert "memory_phases_gb" not in rep["facts"], f"{recipe} is sized now: remove it from UNSIZED"
+        assert any("cannot size the model" in f["message"] for f in rep["findings"])
     else:
-        ph = rep.facts["memory_phases_gb"]
+        ph = rep["facts"]["memory_phases_gb"]
         assert max(ph["generate"], ph["train_peak"]) <= 80 * 0.9, ph
 
 
