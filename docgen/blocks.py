@@ -53,6 +53,7 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "first-run": r1_zero.first_run,
         "r1-zero-arms": r1_zero.r1_zero_arms,
         "r1-zero-headline": r1_zero.r1_zero_headline,  # README.md
+        "r1-zero-two-machines": r1_zero.r1_zero_two_machines,  # docs/provenance.md
         "r1-zero-curves": r1_zero.r1_zero_curves,
         "r1-zero-base": r1_zero.r1_zero_base,
         "base-recipes-curves": r1_zero.base_recipes_curves,

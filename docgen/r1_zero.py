@@ -415,8 +415,8 @@ def _two_machines(rec: dict[str, Any], committed_machine: str) -> Table:
 
 def r1_zero_headline() -> Rendered:
     """README's headline: the arms' figure and summary; the last ``make results NAME=reproduce``
-    (a fresh clone from an empty cache) in one sentence; the two machines of the record made
-    before the optimizer fix side by side; the length-share sentence of the committed records."""
+    (a fresh clone from an empty cache) in one sentence; the length-share sentence of the committed
+    records. The record made before the optimizer fix: :func:`r1_zero_two_machines`."""
     from experiments.registry import short_machine  # the status table's wording of a machine
 
     arms = _arms()
@@ -438,19 +438,26 @@ def r1_zero_headline() -> Rendered:
             "([seed by seed](docs/provenance.md#which-results-reproduce))."
         )
         sources.append(source_line("results/reproduce/latest.json", rec["provenance"]))
-    old = status.reproduce_record(status.UNFUSED)
-    if old is not None:
-        parts.append(
-            "Before the optimizer fix (`core.numerics.adamw`), the same code, package versions and pinned "
-            "arithmetic pretrained another base model on a second machine, and the gains moved with it "
-            "(each arm's seeds from an empty cache on each machine; "
-            "[why](docs/first_run.md#the-cpu-arithmetic-pinned--and-what-that-does-not-cover)):\n\n"
-            + _two_machines(old, "first (records of the time)").markdown()
-        )
-        sources.append(source_line(f"results/reproduce/{status.UNFUSED}.json", old["provenance"]))
     share = arms["share"][0].lower() + arms["share"][1:]
     parts.append(f"On the machine of the committed records, {share}")
     return Rendered("\n\n".join(parts), figures=[arms["figure"]], sources=sources)
+
+
+def r1_zero_two_machines() -> Rendered:
+    """docs/provenance.md: the R1-Zero arms' gains on the two machines of the ``make results
+    NAME=reproduce`` record made before the optimizer fix (:data:`docgen.status.UNFUSED`)."""
+    old = status.reproduce_record(status.UNFUSED)
+    if old is None:
+        return Rendered("*Not run yet: `make results NAME=reproduce` (before the optimizer fix).*")
+    text = (
+        "The R1-Zero arms' gains moved with the base model: per arm, its seeds from an empty cache on each "
+        "machine before the optimizer fix (`core.numerics.adamw`; "
+        "[why](first_run.md#the-cpu-arithmetic-pinned--and-what-that-does-not-cover)):\n\n"
+        + _two_machines(old, "first (records of the time)").markdown()
+    )
+    return Rendered(
+        text, sources=[source_line(f"results/reproduce/{status.UNFUSED}.json", old["provenance"])]
+    )
 
 
 def first_run() -> Rendered:
