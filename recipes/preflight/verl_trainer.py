@@ -221,15 +221,16 @@ def check_verl_trainer(ctx: Context) -> dict[str, float]:
     change and what was not rehearsed; a ``skip`` when veRL's trainer cannot run the config on a CPU."""
     from recipes.launch_cpu import refusal  # the rehearsal only
 
-    refused = refusal(ctx.cfg)
-    if refused:
-        key = refused.split("]")[0].lstrip("[")
-        ctx.report.add("verl_trainer", "skip", key, f"not rehearsed on this CPU: {refused}")
-        return {"rehearsed": 0.0}
     work = (
         Path(str(ctx.settings.get("run_dir") or sel(ctx.cfg, "run_dir") or "outputs/preflight"))
         / "verl_trainer"
     )
+    # what the rehearsal runs (one machine, at most MAX_WORLD ranks), not the GPU run's node count
+    refused = refusal(shape(ctx.cfg, work / "model", work / "data", work / "run")[0])
+    if refused:
+        key = refused.split("]")[0].lstrip("[")
+        ctx.report.add("verl_trainer", "skip", key, f"not rehearsed on this CPU: {refused}")
+        return {"rehearsed": 0.0}
     res = rehearse(ctx.cfg, work.resolve())
     ctx.report.facts["verl_trainer"] = {k: v for k, v in res.items() if k != "metrics"} | {
         "metrics": {k: res["metrics"].get(k) for k in (*REQUIRED, "critic/vf_loss", "timing_s/step")}

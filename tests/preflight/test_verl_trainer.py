@@ -54,3 +54,15 @@ def test_a_config_the_cpu_cannot_run_is_reported_as_not_run_never_as_passed(
     assert [f.level for f in report.findings] == ["skip"]
     assert report.verdict == "incomplete" and report.exit_code == 1
     assert "SKIP [verl_trainer] trainer.v1.trainer_mode" in report.format()
+
+
+def test_a_multi_node_config_is_shaped_to_one_machine_before_the_cpu_refusals(
+    hydra_ctx, tmp_path: Path
+) -> None:
+    """The rehearsal runs the shape on one machine: the GPU run's node count is not a reason to skip it."""
+    from recipes.launch_cpu import refusal
+
+    cfg = compose(["recipe=orz_ppo", "engine=verl", "scale=multi_node"])
+    assert cfg.trainer.nnodes == 4
+    out, _ = shape(cfg, tmp_path / "model", tmp_path / "data", tmp_path / "run")
+    assert out.trainer.nnodes == 1 and out.trainer.n_gpus_per_node == 2 and refusal(out) is None
