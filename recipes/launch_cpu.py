@@ -5,7 +5,8 @@ returns each change (key, before, after, why) for ``recipes.run`` to print once:
 
 - the platform and the rollout backend (:mod:`verl_cpu`: ``rollout.name=cpu``, one process per
   replica, no tensor parallelism), the environment every Ray process needs (:data:`verl_cpu.ENV`,
-  forwarded through ``ray_kwargs.ray_init.runtime_env``);
+  forwarded through ``ray_kwargs.ray_init.runtime_env``); the async trainer modes' weight sync to
+  standalone replicas (``checkpoint_engine.backend=cpu_gloo``, :mod:`verl_cpu.checkpoint_engine`);
 - what only CUDA has: SDPA attention instead of flash-attention 2, FSDP2 (FSDP1 syncs module
   states on the GPU), fp32 (no bf16 autocast), no ``torch.compile`` (~20 s per process on a CPU,
   the same numbers), no offload, no Ulysses sequence parallelism;
