@@ -20,7 +20,7 @@ def verl_async_bench() -> Rendered:
         return missing("bench_verl_async")
     st, med, ratios = res["settings"], res["median"], res["ratios"]
     rows = []
-    for mode, m in med.items():
+    for mode, m in sorted(med.items(), key=lambda kv: (kv[0] != "sync", kv[0])):
         stale = "—" if mode == "sync" else f"{m['max_staleness']} (allowed {int(st['threshold']) - 1})"
         ratio = "1" if mode == "sync" else f"{ratios[f'{mode}/sync']:.2f}"
         rows.append(
@@ -44,7 +44,7 @@ def verl_async_bench() -> Rendered:
     loads = sorted(x["load_avg_before"][0] for rs in res["runs"].values() for x in rs)
     extra = " ".join(f"`{x}`" for x in st.get("extra", []))
     text = (
-        f"`{st['recipe']}` at its laptop profile on a {st['model']}{' with ' + extra if extra else ''}, "
+        f"`{st['recipe']}` at its laptop profile on a {st['model']}{', with ' + extra if extra else ''}, "
         f"{st['steps']} steps per run, "
         f"{st['rounds']} runs per mode alternating, `trainer.v1.sampler.max_off_policy_threshold={st['threshold']}`; "
         f"medians of steps 2-{st['steps']} (step 1 pays warm-up), {st['threads']} torch thread(s). Staleness: the "
