@@ -51,9 +51,9 @@ def test_a_state_dict_crosses_between_two_processes_bucket_by_bucket() -> None:
         sender.init_process_group(rank=0, world_size=2, master=master)
         state = _state()
         asyncio.run(sender.send_weights(iter(state.items()), global_steps=7))
-        got = out.get(timeout=120)
+        got = out.get(timeout=600)  # a loaded machine: spawning and importing veRL takes minutes
     finally:
-        proc.join(timeout=60)
+        proc.join(timeout=120)
         if proc.is_alive():
             proc.kill()
     sender.finalize()
