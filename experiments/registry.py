@@ -50,6 +50,8 @@ EXPERIMENTS.add("profile_engine", [*PY, "benchmarks.profile_engine"])  # issue 1
 # veRL's own trainer on this CPU (docs/engines.md): against the local engine, and every recipe through it
 EXPERIMENTS.add("bench_verl_cpu", [*PY, "benchmarks.bench_verl_cpu"])
 EXPERIMENTS.add("verl_cpu_recipes", [*PY, "experiments.verl_cpu_recipes"])
+# veRL's async trainer modes against its sync trainer on this CPU (docs/engines.md)
+EXPERIMENTS.add("bench_verl_async", [*PY, "benchmarks.bench_verl_async"])
 # which engine is the default on a CPU: one full laptop run of r1_zero on each (issue 48; docs/r1_zero.md)
 EXPERIMENTS.add("bench_cpu_engines", [*PY, "benchmarks.bench_cpu_engines"])
 EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])

@@ -5,7 +5,8 @@ returns each change (key, before, after, why) for ``recipes.run`` to print once:
 
 - the platform and the rollout backend (:mod:`verl_cpu`: ``rollout.name=cpu``, one process per
   replica, no tensor parallelism), the environment every Ray process needs (:data:`verl_cpu.ENV`,
-  forwarded through ``ray_kwargs.ray_init.runtime_env``);
+  forwarded through ``ray_kwargs.ray_init.runtime_env``); the async trainer modes' weight sync to
+  standalone replicas (``checkpoint_engine.backend=cpu_gloo``, :mod:`verl_cpu.checkpoint_engine`);
 - what only CUDA has: SDPA attention instead of flash-attention 2, FSDP2 (FSDP1 syncs module
   states on the GPU), fp32 (no bf16 autocast), no ``torch.compile`` (~20 s per process on a CPU,
   the same numbers), no offload, no Ulysses sequence parallelism;
@@ -72,8 +73,19 @@ def _teacher(cfg: DictConfig) -> bool:
     return bool(_sel(cfg, "distillation.enabled"))
 
 
+def _mode(cfg: DictConfig) -> str:
+    return str(_sel(cfg, "trainer.v1.trainer_mode") or "sync")
+
+
+def _standalone(cfg: DictConfig) -> int:
+    """Logical GPU slots of separate_async's standalone rollout pool (``rollout.nnodes x n_gpus_per_node``)."""
+    if _mode(cfg) != "separate_async":
+        return 0
+    return max(0, int(_sel(cfg, f"{R}.nnodes") or 0)) * max(0, int(_sel(cfg, f"{R}.n_gpus_per_node") or 0))
+
+
 def _gpus(cfg: DictConfig) -> int:
-    return world(cfg) + (1 if _teacher(cfg) else 0)
+    return world(cfg) + (1 if _teacher(cfg) else 0) + _standalone(cfg)
 
 
 _FP32 = {"param_dtype": "fp32", "reduce_dtype": "fp32", "buffer_dtype": "fp32"}
@@ -129,7 +141,10 @@ CHANGES: list[Change] = [
     Change(f"{R}.data_parallel_size", lambda c: 1, "a CPU replica is one process"),
     Change(f"{R}.pipeline_model_parallel_size", lambda c: 1, "a CPU replica is one process"),
     Change(
-        f"{R}.checkpoint_engine.backend", lambda c: "naive", "weights pass in-process (NCCL/NIXL need GPUs)"
+        f"{R}.checkpoint_engine.backend",
+        lambda c: "naive" if _mode(c) == "sync" else verl_cpu.CHECKPOINT_ENGINE,
+        "sync: weights pass in-process; the async modes: to standalone replicas over gloo (NCCL/NIXL need GPUs)",
+        shown="naive (sync), cpu_gloo (the async modes: verl_cpu.checkpoint_engine)",
     ),
     Change(f"{R}.agent.num_workers", lambda c: 1, "one agent-loop process (the server batches its requests)"),
     Change("reward.num_workers", lambda c: 1, "one reward process"),
@@ -163,7 +178,7 @@ CHANGES: list[Change] = [
         "ray_kwargs.ray_init.num_gpus",
         _gpus,
         "logical GPUs: veRL's resource pools always ask for GPUs",
-        shown="the trainer processes (+1 for a distillation teacher)",
+        shown="the trainer processes (+1 for a distillation teacher, + separate_async's standalone rollout slots)",
     ),
     Change(
         "ray_kwargs.ray_init.num_cpus",
@@ -224,12 +239,6 @@ def apply(cfg: DictConfig) -> list[tuple[str, Any, Any, str]]:
 
 #: What veRL's trainer cannot run on a CPU: (key, refused when, reason).
 REFUSED: list[tuple[str, Callable[[DictConfig], bool], str]] = [
-    (
-        "trainer.v1.trainer_mode",
-        lambda c: str(_sel(c, "trainer.v1.trainer_mode") or "sync") != "sync",
-        "only the sync trainer runs on a CPU: the async modes' standalone replicas sync weights over NCCL "
-        "(verl/trainer/ppo/v1/trainer_separate_async.py:68)",
-    ),
     (
         "actor_rollout_ref.model.lora_rank",
         lambda c: int(_sel(c, "actor_rollout_ref.model.lora_rank") or 0) > 0,

@@ -6,6 +6,8 @@ every Ray process, when ``VERL_USE_EXTERNAL_MODULES=verl_cpu``: ``verl/__init__.
 - registers the ``cpu`` platform (:mod:`verl_cpu.platform`; selected by ``VERL_PLATFORM=cpu``);
 - registers the ``cpu`` rollout backend (:mod:`verl_cpu.rollout`, :mod:`verl_cpu.server`:
   batched KV-cache sampling with the project's sampler; ``actor_rollout_ref.rollout.name=cpu``);
+- registers the ``cpu_gloo`` checkpoint engine (:mod:`verl_cpu.checkpoint_engine`: the async
+  trainers' weight sync to standalone replicas over gloo; ``...checkpoint_engine.backend=cpu_gloo``);
 - applies the patches of veRL internals that no config reaches (:mod:`verl_cpu.patches`), each
   pinned to the veRL version and source it was written for;
 - sets torch's thread count from ``VERL_CPU_THREADS``.
@@ -25,7 +27,10 @@ import core  # noqa: F401 - first: pins the CPU arithmetic before veRL imports t
 from verl_cpu import patches
 from verl_cpu.platform import PlatformCPU
 
-__all__ = ["ENV", "PlatformCPU", "active", "install"]
+__all__ = ["CHECKPOINT_ENGINE", "ENV", "PlatformCPU", "active", "install"]
+
+#: The checkpoint engine the async trainer modes sync standalone replicas with (:mod:`verl_cpu.checkpoint_engine`).
+CHECKPOINT_ENGINE = "cpu_gloo"
 
 #: The environment a process of a CPU run needs (forwarded to every Ray process by the launch).
 ENV = {
@@ -43,15 +48,20 @@ def active() -> bool:
 
 
 def install() -> list[str]:
-    """Register the rollout backend (when veRL's replica module is imported), and on the CPU
-    platform apply the patches and the thread count; returns the patches' names. Idempotent."""
+    """Register the rollout backend and the checkpoint engine (when veRL imports its replica and
+    checkpoint-engine modules), and on the CPU platform apply the patches and the thread count;
+    returns the patches' names. Idempotent."""
 
     def _register(_mod: object) -> None:
         from verl_cpu.rollout import register  # ray and veRL's replica module: once veRL imports it
 
         register()
 
+    def _register_engine(_mod: object) -> None:
+        import verl_cpu.checkpoint_engine  # noqa: F401 - registers cpu_gloo with veRL's CheckpointEngineRegistry
+
     patches.when_imported("verl.workers.rollout.replica", _register)
+    patches.when_imported("verl.checkpoint_engine.base", _register_engine)
     if not active():
         return []
     from verl_cpu.server import set_threads  # torch: on the CPU platform only

@@ -36,6 +36,10 @@ NAME = "cpu"
 #: log-probs then leave the actor's). Forwarded like any variable:
 #: ``+ray_kwargs.ray_init.runtime_env.env_vars.VERL_CPU_SKIP_WEIGHT_SYNC='1'``.
 SKIP_SYNC = "VERL_CPU_SKIP_WEIGHT_SYNC"
+#: The async modes' negative control: the weight update of this one global step is received and
+#: dropped, so the rollout keeps the previous weights and weight version (``verl_cpu.staleness``
+#: then finds trajectories staler than the sampler allows).
+DROP_UPDATE = "VERL_CPU_DROP_WEIGHT_UPDATE"
 
 
 def server_name(replica_rank: int, kind: str = "", suffix: str = "") -> str:
@@ -100,7 +104,9 @@ class CPUServerAdapter(BaseRollout):
                 f"not {wire_format!r} (fix: checkpoint_engine.backend=naive)"
             )
         state = {name: t.detach().to("cpu", copy=True).contiguous() for name, t in weights}
-        if not self.is_leader_rank or os.environ.get(SKIP_SYNC) == "1":
+        steps = kwargs.get("global_steps")
+        dropped = steps is not None and os.environ.get(DROP_UPDATE) == str(steps)
+        if not self.is_leader_rank or os.environ.get(SKIP_SYNC) == "1" or dropped:
             return
         server = ray.get_actor(server_name(self.replica_rank))
         self.sent = await server.update_weights.remote(state, global_steps=kwargs.get("global_steps"))

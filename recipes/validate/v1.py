@@ -151,12 +151,13 @@ def v1_separate_async(cfg: DictConfig) -> list[str]:
         v = sel(cfg, f"actor_rollout_ref.rollout.{k}")
         if _int(v) and v <= 0:
             errs.append(
-                f"[actor_rollout_ref.rollout.{k}] {v}: separate_async serves rollouts on GPUs of their own; fix: > 0"
+                f"[actor_rollout_ref.rollout.{k}] {v}: separate_async serves rollouts on GPUs of their own "
+                f"(on a CPU: standalone replica processes); fix: actor_rollout_ref.rollout.{k}=1 or more"
             )
     if sel(cfg, "actor_rollout_ref.rollout.checkpoint_engine.backend") == "naive":
         errs.append(
             "[actor_rollout_ref.rollout.checkpoint_engine.backend] naive: separate_async syncs weights "
-            "between GPU pools; fix: nccl (or nixl, mooncake)"
+            "between GPU pools; fix: nccl (or nixl, mooncake; on a CPU the launch sets cpu_gloo)"
         )
     if sel(cfg, f"{V1}.separate_async.hybrid_rollout.enable_switch") and sel(
         cfg, "actor_rollout_ref.rollout.disaggregation.enabled"

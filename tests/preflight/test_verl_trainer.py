@@ -45,7 +45,7 @@ def test_a_config_the_cpu_cannot_run_is_reported_as_not_run_never_as_passed(
 ) -> None:
     cfg = compose(["recipe=grpo", "engine=verl"])
     with open_dict(cfg):
-        cfg.trainer.v1.trainer_mode = "separate_async"
+        cfg.actor_rollout_ref.rollout.name = "hf"  # no rollout backend veRL or this project registers
     report = Report(recipe="grpo", engine="verl")
     out = check_verl_trainer(
         Context(cfg=cfg, engine="verl", settings=settings([f"run_dir={tmp_path}"]), report=report)
@@ -53,7 +53,7 @@ def test_a_config_the_cpu_cannot_run_is_reported_as_not_run_never_as_passed(
     assert out == {"rehearsed": 0.0}
     assert [f.level for f in report.findings] == ["skip"]
     assert report.verdict == "incomplete" and report.exit_code == 1
-    assert "SKIP [verl_trainer] trainer.v1.trainer_mode" in report.format()
+    assert "SKIP [verl_trainer] actor_rollout_ref.rollout.name" in report.format()
 
 
 def test_a_multi_node_config_is_shaped_to_one_machine_before_the_cpu_refusals(

@@ -91,7 +91,9 @@ def test_what_veRLs_trainer_cannot_run_on_a_cpu_is_one_error_line_before_ray(tmp
     from recipes import run
 
     cases = {
-        "trainer.v1.trainer_mode=separate_async": r"\[trainer\.v1\.trainer_mode\] 'separate_async' cannot run",
+        # an async mode whose batch arithmetic veRL asserts on (train = parameter_sync_step x mini-batch)
+        "trainer.v1.trainer_mode=separate_async": r"\[trainer\.v1\.separate_async\.parameter_sync_step\] "
+        r"separate_async needs data\.train_batch_size = .* fix: trainer\.v1\.separate_async\.parameter_sync_step=1",
         "actor_rollout_ref.rollout.name=hf": r"\[actor_rollout_ref\.rollout\.name\] 'hf' is not a rollout backend",
         f"actor_rollout_ref.model.path={tmp_path / 'nowhere'}": r"\[actor_rollout_ref\.model\.path\] .*nowhere is not a checkpoint",
     }
