@@ -43,7 +43,7 @@ MARK = "RLVR_RAY_CLUSTER"
 #: Seconds the nodes get to start before it is an error.
 START_TIMEOUT = 120.0
 #: Starts tried: Ray gives a node 30 s to register (fixed), which a loaded machine can miss.
-ATTEMPTS = 3
+ATTEMPTS = 5
 #: Seconds between SIGTERM and SIGKILL (the GCS and a raylet do not end on SIGTERM alone).
 STOP_TIMEOUT = 5.0
 
@@ -210,7 +210,8 @@ def _signal(p: psutil.Process, sig: int) -> None:
         pass
 
 
-def _load(state_dir: Path) -> RayLocalCluster:
+def load(state_dir: Path) -> RayLocalCluster:
+    """The cluster whose ``state.json`` the CLI wrote into ``state_dir``."""
     st = json.loads((state_dir / "state.json").read_text())
     c = RayLocalCluster(st["nodes"])
     c.id, c.address, c.dashboard_url = st["id"], st["address"], st["dashboard"]
@@ -229,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(argv)
     state = a.dir / "state.json"
     if a.cmd == "start":
-        if state.exists() and marked(_load(a.dir).id):
+        if state.exists() and marked(load(a.dir).id):
             print(
                 f"error: [--dir] {a.dir} holds a running cluster (fix: stop it first, or another --dir)",
                 file=sys.stderr,
@@ -237,7 +238,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         flags = [f"--num-{k}={v}" for k, v in (("cpus", a.num_cpus), ("gpus", a.num_gpus)) if v is not None]
         c = RayLocalCluster(a.nodes, flags)
-        c.start()
+        try:
+            c.start()
+        except RuntimeError as e:  # every attempt failed; what they started is stopped
+            print(
+                f"error: {e} (after {ATTEMPTS} attempts; fix: retry when the machine is less loaded)",
+                file=sys.stderr,
+            )
+            return 2
         a.dir.mkdir(parents=True, exist_ok=True)
         state.write_text(json.dumps(c.state(), indent=1) + "\n")
         print(f"RAY_ADDRESS={c.address}  ({a.nodes} nodes, {len(c.pids)} processes; state in {state})")
@@ -245,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not state.exists():
         print(f"error: [--dir] no {state} (fix: `start --dir {a.dir}` first)", file=sys.stderr)
         return 2
-    c = _load(a.dir)
+    c = load(a.dir)
     if a.cmd == "status":
         print(f"RAY_ADDRESS={c.address}  ({len(marked(c.id))} processes of cluster {c.id} alive)")
         return 0

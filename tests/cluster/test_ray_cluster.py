@@ -12,6 +12,8 @@ head and a worker node, each declaring the logical GPU and CPUs of
   (``WorkerDict``) and the two rollout replicas on the two nodes, one ``TaskRunnerV1`` and one job:
   one training, not two; each rank wrote its checkpoint shard;
 - the cluster stops, and no process it started is left (checked by pid and by its mark).
+
+The cluster starts and stops through its CLI (``python -m core.clusters.ray_local start|status|stop``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import psutil
 import pytest
 from omegaconf import OmegaConf
 
-from core.clusters.ray_local import RayLocalCluster, marked
+from core.clusters.ray_local import RayLocalCluster, load, marked
 from recipes.cluster.ray_check import node_start_args
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -47,14 +49,43 @@ SMALL = [
 ]
 
 
+def ray_local(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "core.clusters.ray_local", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
 @pytest.fixture(scope="module")
-def cluster():  # noqa: ANN201 - pytest fixture
-    c = RayLocalCluster(2, node_start_args(1, cpu=True))
-    c.start()
+def state_dir(tmp_path_factory) -> Path:  # noqa: ANN001 - pytest fixture
+    return tmp_path_factory.mktemp("ray-local")
+
+
+@pytest.fixture(scope="module")
+def cluster(state_dir: Path):  # noqa: ANN201 - pytest fixture
+    """The two-node cluster, started and stopped through the CLI (``python -m core.clusters.ray_local``),
+    each node with the flags of ``node_start_args(1, cpu=True)``; stopped also when a test fails."""
+    flags = dict(a.lstrip("-").split("=") for a in node_start_args(1, cpu=True))
+    p = ray_local(
+        "start",
+        "--dir",
+        str(state_dir),
+        "--nodes",
+        "2",
+        "--num-cpus",
+        flags["num-cpus"],
+        "--num-gpus",
+        flags["num-gpus"],
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
     try:
-        yield c
+        yield load(state_dir)
     finally:
-        c.stop()
+        if (state_dir / "state.json").exists():
+            ray_local("stop", "--dir", str(state_dir))
 
 
 @pytest.fixture(scope="module")
@@ -163,12 +194,15 @@ def _nodes(cluster: RayLocalCluster) -> list:
     return list_nodes(address=cluster.dashboard_url, detail=True)
 
 
-def test_stopping_the_cluster_leaves_none_of_its_processes(cluster: RayLocalCluster) -> None:
+def test_stopping_the_cluster_leaves_none_of_its_processes(cluster: RayLocalCluster, state_dir: Path) -> None:
     started = [psutil.Process(pid) for pid in cluster.pids]  # identity: pid and start time
     names = {p.name() for p in started}
     assert "gcs_server" in names and sum(p.name() == "raylet" for p in started) == 2, names
     now = marked(cluster.id)  # what runs now, idle workers included
-    assert cluster.stop() == []
+    status = ray_local("status", "--dir", str(state_dir))
+    assert status.returncode == 0 and f"RAY_ADDRESS={cluster.address}" in status.stdout
+    stop = ray_local("stop", "--dir", str(state_dir))
+    assert stop.returncode == 0 and "no process of it is left" in stop.stdout, stop.stderr[-2000:]
     assert not marked(cluster.id)
     assert [p.pid for p in started + now if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
     assert cluster.temp_dir is not None and not cluster.temp_dir.exists()
