@@ -138,6 +138,12 @@ PLAN: dict[str, Plan] = {
         why="no Slurm here: the plan composes and validates every arm",
     ),
     "make docs": Plan("fast", why="regenerates the docs from results/: no diff"),
+    # --- an existing Ray cluster (docs/engines.md) ----------------------------------------------
+    "python -m core.clusters.ray_local start --dir /tmp/rc --nodes 2 --num-cpus 16 --num-gpus 1": Plan(
+        "self",
+        why="starts a two-node Ray cluster: tests/cluster/test_ray_cluster.py runs it (pytest -m cluster)",
+    ),
+    "python -m core.clusters.ray_local stop --dir /tmp/rc": Plan("self", why="as the start above"),
     # --- reward models, tts, distillation -------------------------------------------------------
     'make rm-data MODEL=<policy> DATA=<parquet> OUT=reports/labels ARGS="mc_k=8"': Plan(
         "slow", run='make rm-data MODEL={policy} DATA={parquet} OUT=reports/labels ARGS="mc_k=8"'
