@@ -122,7 +122,7 @@ def _reward_model_changes() -> list[Change]:
             f"{RM}.enable_resource_pool",
             lambda c: True,
             "the colocated reward model hands the reward function no data_source or ground truth "
-            "(verl/trainer/ppo/v1/trainer_base.py:1537, KeyError 'data_source'); on its own pool the reward "
+            "(verl/trainer/ppo/v1/trainer_base.py:1534, KeyError 'data_source'); on its own pool the reward "
             "streams through the agent loop with the whole sample",
             _reward_model,
         ),
