@@ -37,6 +37,7 @@ def _offline(path: Path, question: str, answer: str) -> float:
     rm = rmod.load(path)
     chat = [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
     text = rm.tokenizer.apply_chat_template(chat, add_generation_prompt=False, tokenize=False)
+    text = text.removeprefix(rm.tokenizer.bos_token or "")  # as veRL's request drops it
     ids = rm.tokenizer(text, add_special_tokens=False)["input_ids"]
     with torch.no_grad():
         return float(rm.model(input_ids=torch.tensor([ids])).logits[0, -1].softmax(-1)[1])

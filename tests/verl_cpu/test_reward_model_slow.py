@@ -46,6 +46,7 @@ def offline_scores(run_dir: Path, rm_path: Path) -> list[tuple[float, float]]:
                 {"role": "assistant", "content": r["output"]},
             ]
             text = tok.apply_chat_template(chat, add_generation_prompt=False, tokenize=False)
+            text = text.removeprefix(tok.bos_token or "")  # as veRL's request drops it (vLLM adds its own)
             ids = tok(text, add_special_tokens=False)["input_ids"]
             with torch.no_grad():
                 p = float(rm.model(input_ids=torch.tensor([ids])).logits[0, -1].softmax(-1)[1])
