@@ -30,6 +30,7 @@ and ``recipes.run`` checks the cluster first (:mod:`recipes.cluster.ray_check`).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from recipes.cluster.ray_check import CPU_NODE_CPUS
 
 A, R, F, C = "actor_rollout_ref.actor", "actor_rollout_ref.rollout", "actor_rollout_ref.ref", "critic"
 T = "distillation.teacher_models.teacher_model"
+RM = "reward.reward_model"
 
 #: Logical CPUs declared to Ray (its detected count, 2 here, hangs the TransferQueue start-up); each
 #: node of a CPU Ray cluster declares as many (``recipes.cluster.ray_check.node_start_args``).
@@ -107,7 +109,7 @@ def _standalone(cfg: DictConfig) -> int:
 
 
 def _gpus(cfg: DictConfig) -> int:
-    return world(cfg) + (1 if _teacher(cfg) else 0) + _standalone(cfg)
+    return world(cfg) + (1 if _teacher(cfg) else 0) + (1 if _reward_model(cfg) else 0) + _standalone(cfg)
 
 
 _FP32 = {"param_dtype": "fp32", "reduce_dtype": "fp32", "buffer_dtype": "fp32"}
@@ -139,6 +141,40 @@ def _engine_changes(
     return [
         Change(k.format(s=section, e=engine), _const(v), why, when) for k, v, why in _ENGINE if k not in skip
     ]
+
+
+def _reward_model(cfg: DictConfig) -> bool:
+    return bool(_sel(cfg, f"{RM}.enable"))
+
+
+def _reward_model_changes() -> list[Change]:
+    """The reward model's replica: the CPU backend's reward server (:mod:`verl_cpu.reward_model`) on a pool
+    of its own (one logical GPU slot)."""
+    why = "a CPU reward-model replica is one process"
+    return [
+        Change(
+            f"{RM}.enable_resource_pool",
+            lambda c: True,
+            "the colocated reward model hands the reward function no data_source or ground truth "
+            "(verl/trainer/ppo/v1/trainer_base.py:1534, KeyError 'data_source'); on its own pool the reward "
+            "streams through the agent loop with the whole sample",
+            _reward_model,
+        ),
+        Change(
+            f"{RM}.n_gpus_per_node", lambda c: 1, "one logical GPU slot for the reward model", _reward_model
+        ),
+        Change(f"{RM}.nnodes", lambda c: 1, "one machine", _reward_model),
+        Change(
+            f"{RM}.rollout.name",
+            lambda c: "cpu",
+            "vLLM/SGLang need CUDA: the reward model served by the CPU backend (verl_cpu.reward_model)",
+            _reward_model,
+        ),
+        *(Change(f"{RM}.rollout.{k}", lambda c: 1, why, _reward_model) for k in _PARALLEL),
+    ]
+
+
+_PARALLEL = ("tensor_model_parallel_size", "data_parallel_size", "pipeline_model_parallel_size")
 
 
 CHANGES: list[Change] = [
@@ -204,12 +240,14 @@ CHANGES: list[Change] = [
         "distillation.n_gpus_per_node", lambda c: 1, "one logical GPU slot for the teacher replica", _teacher
     ),
     Change("distillation.nnodes", lambda c: 1, "one machine", _teacher),
+    *_reward_model_changes(),
     Change(
         "ray_kwargs.ray_init.num_gpus",
         _gpus,
         "logical GPUs: veRL's resource pools always ask for GPUs",
         _alone,
-        shown="the trainer processes (+1 for a distillation teacher, + separate_async's standalone rollout slots)",
+        shown="the trainer processes (+1 for a distillation teacher, +1 for a reward model, + separate_async's "
+        "standalone rollout slots)",
     ),
     Change(
         "ray_kwargs.ray_init.num_cpus",
@@ -287,11 +325,6 @@ REFUSED: list[tuple[str, Callable[[DictConfig], bool], str]] = [
         "LoRA adapters are loaded into vLLM/SGLang; the CPU rollout takes full weights only",
     ),
     (
-        "reward.reward_model.enable",
-        lambda c: bool(_sel(c, "reward.reward_model.enable")),
-        "veRL's model-based reward serves a reward model through vLLM/SGLang, untried with the CPU backend",
-    ),
-    (
         "trainer.nnodes",
         lambda c: int(_sel(c, "trainer.nnodes") or 1) > 1 and not joins_cluster(),
         "several nodes need a Ray cluster, and RAY_ADDRESS is not set",
@@ -344,8 +377,34 @@ def prepare_inputs(
                 "from disk (nothing is downloaded). Fix: point it at a save_pretrained directory, or drop scale= "
                 "to run the recipe's laptop profile, whose model is built here"
             )
+    if _reward_model(cfg):
+        _check_reward_model(cfg)
     ensure_inputs(cfg, say)
     return _held_out(cfg, run_dir)
+
+
+def _check_reward_model(cfg: DictConfig) -> None:
+    """Refuse (``ValueError``, before Ray starts) a reward model the CPU backend cannot serve: a path that is
+    not a reward model written by ``make rm`` (``rlvr_rm.json``), or one it cannot read (a PRM)."""
+    from verl_cpu.reward_model import SERVED_KINDS  # torch: only a CPU launch with a reward model
+
+    key = f"{RM}.model_path"
+    path = Path(str(_sel(cfg, key))).expanduser()
+    meta = path / "rlvr_rm.json"
+    if not meta.is_file():
+        raise ValueError(
+            f"[{key}] {_sel(cfg, key)} is not a reward-model checkpoint (no rlvr_rm.json): the CPU backend serves "
+            "a reward model written by this project from disk. Fix: `make rm KIND=orm DATA=<labelled samples> "
+            f"MODEL=<policy>` (installs $RLVR_CACHE/rm/orm, where reward_model=orm reads it), or point {key} at "
+            "a directory it wrote"
+        )
+    kind = json.loads(meta.read_text()).get("kind")
+    if kind not in SERVED_KINDS:
+        raise ValueError(
+            f"[{key}] {path} is a {kind}: veRL's reward request (/classify: one text, no step boundaries) gives "
+            f"a score at the last token, not a {kind}'s step reading. Fix: reward_model=orm (one of "
+            f"{', '.join(SERVED_KINDS)}), or engine=local, whose loop reads a PRM's steps"
+        )
 
 
 def _held_out(cfg: DictConfig, run_dir: Path) -> list[tuple[str, Any, Any, str]]:

@@ -9,13 +9,15 @@ is on. :func:`compute_score` then
   group's ``reward_kwargs``): its ``acc`` is the gold accuracy every report reads;
 - on veRL (a router address given): asks the reward-model server for its score with the request
   veRL's own discriminative path sends (``/classify`` on the chat-templated prompt + response,
-  ``RewardLoopWorker.compute_score_disrm``) and returns it as ``score`` -- the proxy reward;
+  ``RewardLoopWorker.compute_score_disrm``), with the activation on (the project's reward models
+  are 2-way classifiers, read as ``P(good)``: the softmax's last entry), and returns it as
+  ``score`` -- the proxy reward;
 - on the local engine (no router): returns the verifier's result; the engine's hook
   (``recipes.local.rm_reward``) replaces the score by the reward model's reading in one batch.
 
 Every result carries the same keys (veRL stacks them across a batch): the verifier's keys plus
-``rm_score`` and ``verifier_score``. Not executed here with a GPU server: the veRL path is
-composed and validated by dry runs only.
+``rm_score`` and ``verifier_score``. On a CPU the reward-model server is :mod:`verl_cpu.reward_model`;
+not executed with a GPU server (vLLM): that path is composed and validated by dry runs only.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import rewards
 
 def _classify(address: str, model: str, text: str, timeout: float = 60.0) -> float:
     """POST veRL's discriminative-RM request to the router and read the score as veRL does."""
-    body = json.dumps({"model": model, "input": text, "use_activation": False}).encode()
+    body = json.dumps({"model": model, "input": text, "use_activation": True}).encode()
     req = urllib.request.Request(f"http://{address}/classify", body, {"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - the run's own router
         out = json.loads(resp.read())

@@ -158,6 +158,14 @@ PLAN: dict[str, Plan] = {
         "slow", run=f'make run RECIPE=grpo ENGINE=local ARGS="reward_model=prm {SHORT}"'
     ),
     "make run RECIPE=opd ENGINE=local": Plan("slow", run=f'make run RECIPE=opd ENGINE=local ARGS="{SHORT}"'),
+    "make rm KIND=orm DATA=reports/labels MODEL=<policy>": Plan(
+        "slow", run="make rm KIND=orm DATA=reports/labels MODEL={policy}"
+    ),
+    'make run RECIPE=grpo ENGINE=verl ARGS="reward_model=orm"': Plan(
+        "slow",
+        run=f'make run RECIPE=grpo ENGINE=verl ARGS="reward_model=orm {SHORT}"',
+        why="veRL's own trainer on the CPU, the ORM served by the CPU backend",
+    ),
     "make results NAME=rm_labels|tts|overopt|opd": Plan(
         "self", why="re-records committed results/ (hours): make reproduce's business"
     ),

@@ -58,6 +58,14 @@ class CPUReplica(RolloutReplica):
     async def launch_servers(self) -> None:
         name = server_name(self.replica_rank, self._kind(), self.name_suffix)
         env = {k: os.environ[k] for k in (THREADS_ENV,) if k in os.environ}
+        if self.is_reward_model:  # an HTTP server veRL's reward router forwards to (verl_cpu.reward_model)
+            from verl_cpu.reward_model import launch  # aiohttp: only a reward model needs it
+
+            server, self._server_address = await launch(
+                name, self.config, self.model_config, self.replica_rank, env
+            )
+            self.servers, self._server_handle = [server], server
+            return
         server = (
             ray.remote(CPURolloutServer)
             .options(

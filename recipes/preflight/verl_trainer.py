@@ -15,7 +15,10 @@ critic's shapes) is raised on a laptop. What it keeps and what it changes (:func
   checkpoint is too large for a CPU or not on disk), the data (generated chain sums in veRL's
   schema), the reward function (a deterministic coin, :mod:`recipes.preflight.rehearsal_reward`: the
   random model solves nothing, and DAPO's filter would wait forever for a group with varied
-  rewards; the reward manager and its overlong penalty stay the recipe's), the lengths (prompt and response capped at :data:`PROMPT` and :data:`RESPONSE` tokens;
+  rewards; the reward manager and its overlong penalty stay the recipe's; with a reward model on,
+  ``recipes.learned_reward`` stays and the reward model is an ORM built on the tiny model, served
+  by the CPU backend, :mod:`verl_cpu.reward_model`), the lengths (prompt and response capped at
+  :data:`PROMPT` and :data:`RESPONSE` tokens;
   each budget x its Ulysses size x the same factor, rounded down, so veRL's budget assert fires iff
   it would at full length), the batch (``world`` ranks, :data:`MAX_WORLD` at most, one prompt per
   rank per mini-batch), one step, no validation or checkpoint, and the CPU changes of
@@ -38,6 +41,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from recipes.preflight.context import Context, sel
 from recipes.preflight.verl_cpu import sp_size
 from recipes.preflight.verl_engine import BUDGET_KEYS
+from recipes.validate.models import LEARNED_FN
 
 #: Longest prompt and response of the rehearsal, in tokens (byte tokenizer: a chain sum's chat prompt is ~40).
 PROMPT, RESPONSE = 48, 32
@@ -131,6 +135,7 @@ def shape(
     out.put("data.max_prompt_length", min(P, PROMPT))
     out.put("data.max_response_length", min(Rl, RESPONSE))
     _batch(cfg, out)
+    rm = bool(sel(cfg, "reward.reward_model.enable"))
     for key, value in (
         ("actor_rollout_ref.model.path", str(model)),
         ("critic.model.path", str(model)),
@@ -147,17 +152,27 @@ def shape(
         ("trainer.validation_data_dir", None),
         ("rlvr.ref_reset_steps", None),
         ("run_dir", str(run_dir)),
-        ("reward.custom_reward_function.path", "pkg://recipes.preflight.rehearsal_reward"),
+        (
+            "reward.custom_reward_function.path",
+            LEARNED_FN if rm else "pkg://recipes.preflight.rehearsal_reward",
+        ),
         ("reward.custom_reward_function.name", "compute_score"),
     ):
         out.put(key, value)
     if sel(out.cfg, "distillation.enabled"):
         out.put("distillation.teacher_models.teacher_model.model_path", str(model))
+    if rm:  # the reward model scores, served by the CPU backend
+        out.put("reward.reward_model.model_path", str(reward_model_path(model)))
     if sel(cfg, "reward.reward_kwargs.max_resp_len") is not None:  # DAPO's overlong buffer, scaled alike
         out.put("reward.reward_kwargs.max_resp_len", min(Rl, RESPONSE))
         buffer = int(sel(cfg, "reward.reward_kwargs.overlong_buffer_cfg.len") or 0)
         out.put("reward.reward_kwargs.overlong_buffer_cfg.len", max(1, buffer * min(Rl, RESPONSE) // Rl))
     return out.cfg, out.changes
+
+
+def reward_model_path(model: Path) -> Path:
+    """Where the rehearsal builds its reward model: an ORM on the rehearsal's model (its vocabulary)."""
+    return model.parent / "orm"
 
 
 def not_rehearsed(cfg: DictConfig) -> list[str]:
@@ -187,6 +202,10 @@ def rehearse(cfg: DictConfig, work: Path) -> dict[str, Any]:
     model = work / "model"
     if not (model / "config.json").is_file():
         models.build_checkpoint(model, models.ModelSpec(64, 2, 4, 2, 128, 256), "byte", seed=0)
+    if sel(cfg, "reward.reward_model.enable") and not (reward_model_path(model) / "rlvr_rm.json").is_file():
+        from core import reward_model as rmod  # transformers: a rehearsal with a reward model only
+
+        rmod.save(rmod.build(model, "orm"), reward_model_path(model))
     data = write_data(work / "data")
     run_dir = work / "run"
     shaped, sized = shape(cfg, model, data, run_dir)
