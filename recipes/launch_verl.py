@@ -28,7 +28,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 #: Top-level keys that belong to this project, not to veRL.
-PROJECT_KEYS = ("rlvr", "engine", "dry_run", "run_dir", "local", "hydra", "preflight")
+PROJECT_KEYS = ("rlvr", "engine", "dry_run", "run_dir", "local", "hydra", "preflight", "cluster")
 
 
 @functools.cache
