@@ -131,11 +131,11 @@ PLAN: dict[str, Plan] = {
     'make sweep SWEEP=kl_coef ARGS="resume=multirun/kl_coef-<time>"': Plan(
         "slow", run='make sweep SWEEP=kl_coef ARGS="resume={multirun}"'
     ),
-    'make sweep SWEEP=kl_coef ARGS="launcher=slurm_gpu engine=verl scale=gpu_node hydra.launcher.partition=<p>"': Plan(
+    'make sweep SWEEP=kl_coef ARGS="cluster=slurm engine=verl scale=gpu_node cluster.gpus_per_node=8 cluster.partition=<p>"': Plan(
         "fast",
-        run='make sweep SWEEP=kl_coef ARGS="launcher=slurm_gpu engine=verl scale=gpu_node '
-        'hydra.launcher.partition=gpu plan=true"',
-        why="no Slurm here: the plan composes and validates every arm",
+        run='make sweep SWEEP=kl_coef ARGS="cluster=slurm engine=verl scale=gpu_node cluster.gpus_per_node=8 '
+        'cluster.partition=gpu plan=true"',
+        why="no GPU nodes here: the plan composes and validates every arm and prints its job script",
     ),
     "make docs": Plan("fast", why="regenerates the docs from results/: no diff"),
     # --- reward models, tts, distillation -------------------------------------------------------

@@ -135,7 +135,6 @@ def test_pilot_seeds_are_never_reused_and_the_pilot_is_one_command(params, name)
     "launcher,target",
     [
         ("local_parallel", "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"),
-        ("slurm_gpu", "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"),
         ("ray_cluster", "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher"),
     ],
 )
@@ -149,8 +148,6 @@ def test_launchers_compose(hydra_ctx, launcher, target):
     assert la._target_ == target
     if launcher == "local_parallel":
         assert la.n_jobs == 2
-    if launcher == "slurm_gpu":
-        assert la.gpus_per_node == 8 and la.nodes == 1
     if launcher == "ray_cluster":
         assert la.ray.remote.num_gpus == 0 and la.ray.init.address
 
