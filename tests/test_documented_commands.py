@@ -187,6 +187,20 @@ PLAN: dict[str, Plan] = {
         "slow", run=f'make run RECIPE=dapo ENGINE=local ARGS="{SHORT}"'
     ),
     "make test-all": Plan("self", why="the suite itself"),
+    "make test-cluster": Plan("self", why="the cluster suite (tests/cluster), which CI runs after make test"),
+    "python -m recipes.run recipe=grpo engine=verl cluster=slurm trainer.nnodes=2 [cluster.partition=...] [dry_run=true]": Plan(
+        "fast",
+        run="python -m recipes.run recipe=grpo engine=verl cluster=slurm trainer.nnodes=2 preflight=false "
+        "dry_run=true run_dir=runs/doc-slurm",
+        why="no Slurm cluster in this suite: the dry run writes and prints the job script (make test-cluster submits it)",
+    ),
+    "python -m core.clusters.slurm_local start --dir /tmp/slurm-local": Plan(
+        "self",
+        why="starts daemons: tests/cluster/conftest.py starts and stops one per session (make test-cluster)",
+    ),
+    "python -m core.clusters.slurm_local stop --dir /tmp/slurm-local": Plan(
+        "self", why="stops the cluster started above: tests/cluster/conftest.py does (make test-cluster)"
+    ),
     "make lint": Plan("fast"),
     "make format": Plan("fast", why="the tree is ruff-formatted: rewrites nothing"),
     "make data DATA=<name> [N=...] [SEED=...] [OUT=dir]": Plan("fast", run="make data DATA=countdown N=50"),

@@ -34,15 +34,18 @@ and the project must be visible on every node), NCCL/InfiniBand between hosts, S
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 from omegaconf import DictConfig, OmegaConf
 
 from recipes.cluster.ray_check import node_start_args
@@ -163,19 +166,10 @@ def _start_args(j: Job) -> str:
     return " ".join(shlex.quote(a) for a in node_start_args(j.cpu_gpus, cpu=True))
 
 
-def job_script(j: Job, run_dir: Path, head: list[str], cwd: Path) -> str:
-    """The job's bash script (see the module docstring)."""
-    run, py = Path(run_dir).resolve(), Path(sys.executable)
-    header = [
-        "#!/usr/bin/env bash",
-        f"# One veRL run as one Slurm job ({j.nodes} node{'s' if j.nodes > 1 else ''}): Ray head on the first node,",
-        "# a Ray worker on each other node, the run once on the head. Written by recipes.cluster.slurm.",
-        *_sbatch_lines(j, run, cwd),
-    ]
-    body = f"""
-set -uo pipefail
-RUN={shlex.quote(str(run))}
-PY={shlex.quote(str(py))}
+#: The job script after its ``#SBATCH`` header (``str.format`` fields: run, py, start_args, timeout, head).
+_BODY = """set -uo pipefail
+RUN={run}
+PY={py}
 NODES=($(scontrol show hostnames "$SLURM_JOB_NODELIST"))
 HEAD=${{NODES[0]}}
 WORKERS=("${{NODES[@]:1}}")
@@ -188,7 +182,7 @@ export RAY_AUTH_MODE=token RAY_AUTH_TOKEN=$(head -c 24 /dev/urandom | od -An -tx
 export RAY_USAGE_STATS_ENABLED=0
 TMP=/tmp/rlvr-ray-$SLURM_JOB_ID
 ERR="$RUN/slurm-$SLURM_JOB_ID.error"
-START_ARGS=({_start_args(j)})
+START_ARGS=({start_args})
 # each node's `ray start --block` runs under `recipes.cluster.slurm node`, which owns every process
 # Ray starts on that node (a child subreaper) and stops them all by pid however the node's part ends
 node_ray() {{ exec "$PY" -m recipes.cluster.slurm node -- "$PY" -m ray.scripts.scripts start "$@" \\
@@ -224,14 +218,14 @@ for node in "${{WORKERS[@]}}"; do
   NODE_PIDS+=($!)
 done
 if ! JOINED=$("$PY" -m recipes.cluster.ray_check wait --address "$RAY_ADDRESS" --nodes ${{#NODES[@]}} \\
-    --timeout {j.join_timeout_s:g} --names "$(IFS=,; echo "${{NODES[*]}}")" 2>&1); then
+    --timeout {timeout:g} --names "$(IFS=,; echo "${{NODES[*]}}")" 2>&1); then
   echo "$JOINED" | grep -v '^error: ' >&2
   fail "$(echo "$JOINED" | grep '^error: ' | tail -n 1 | sed 's/^error: //')"
 fi
 echo "[slurm] $(echo "$JOINED" | tail -n 1)"
 
 # The run, once, on the head; every node's Ray is watched while it trains.
-{shlex.join(head)} &
+{head} &
 TRAIN=$!
 lost() {{
   local i
@@ -259,7 +253,25 @@ fi
 "$PY" -m recipes.cluster.slurm record --out "$RUN/ray_cluster.json" || true
 exit "$RC"
 """
-    return "\n".join(header) + "\n" + body.lstrip("\n")
+
+
+def job_script(j: Job, run_dir: Path, head: list[str], cwd: Path) -> str:
+    """The job's bash script (see the module docstring)."""
+    run, py = Path(run_dir).resolve(), Path(sys.executable)
+    header = [
+        "#!/usr/bin/env bash",
+        f"# One veRL run as one Slurm job ({j.nodes} node{'s' if j.nodes > 1 else ''}): Ray head on the first node,",
+        "# a Ray worker on each other node, the run once on the head. Written by recipes.cluster.slurm.",
+        *_sbatch_lines(j, run, cwd),
+    ]
+    body = _BODY.format(
+        run=shlex.quote(str(run)),
+        py=shlex.quote(str(py)),
+        start_args=_start_args(j),
+        timeout=j.join_timeout_s,
+        head=shlex.join(head),
+    )
+    return "\n".join(header) + "\n" + body
 
 
 def write_script(cfg: DictConfig, run_dir: Path, overrides: list[str], cwd: Path | None = None) -> Path:
@@ -362,11 +374,6 @@ def keep(cmd: list[str], grace: float = 10.0) -> int:
     Slurm. However it ends (``cmd`` exits, SIGTERM/SIGINT from Slurm or the job script) every
     descendant is stopped by pid: SIGTERM, SIGKILL after ``grace`` seconds. Returns ``cmd``'s exit
     code (143 when stopped by a signal)."""
-    import ctypes
-    import signal
-
-    import psutil
-
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     stopped = {"signal": 0}
 

@@ -4,7 +4,7 @@
 slurmctld, ``slurmd -N n1`` and ``-N n2``, installed with apt-get when absent), stopped by pid at
 the end of the session however the tests ended; the finalizer fails the session when a daemon or a
 process of a job survives. ``watch``: records every process each job step runs on each node
-(``slurmstepd``'s descendants, polled each second) and, after the test, checks that none is left.
+(the descendants of each step's tasks, polled each second) and, after the test, checks that none is left.
 ``submit``: ``python -m recipes.run ... cluster=slurm`` as a user types it.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core.clusters.slurm_local import MARK, SlurmCluster
+from core.clusters.slurm_local import SlurmCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,29 +76,34 @@ class Watch:
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
 
-    def _steps(self) -> list[psutil.Process]:
-        out = []
-        for p in psutil.process_iter(["pid", "name"]):
+    def _tasks(self) -> list[tuple[psutil.Process, str]]:
+        """The job steps' tasks on this cluster with their node: children of a ``slurmstepd`` whose
+        environment names this cluster's ``slurm.conf`` and a node (``slurmstepd``'s own environment
+        is overwritten by its process title)."""
+        conf, out = str(self.cluster.conf), []
+        for p in psutil.process_iter(["pid", "name", "ppid"]):
             try:
-                if p.info["name"] == "slurmstepd" and p.environ().get(MARK) == str(self.cluster.state):
-                    out.append(p)
+                env = p.environ()
+                if env.get("SLURM_CONF") != conf or not env.get("SLURMD_NODENAME"):
+                    continue
+                if psutil.Process(p.info["ppid"]).name() == "slurmstepd":
+                    out.append((p, env["SLURMD_NODENAME"]))
             except (psutil.Error, OSError):
                 continue
         return out
 
     def _poll(self) -> None:
         while not self._stop.is_set():
-            for step in self._steps():
+            for task, node in self._tasks():
                 try:
-                    kids = step.children(recursive=True)
+                    procs = [task, *task.children(recursive=True)]
                 except psutil.Error:
                     continue
-                node = next((n for n in map(_node_of, kids) if n), "?")
-                for k in kids:
+                for k in procs:
                     try:
                         started, known, names = self.seen.get(k.pid, (k.create_time(), node, set()))
                         names.add(k.name())
-                        self.seen[k.pid] = (started, known if known != "?" else node, names)
+                        self.seen[k.pid] = (started, known, names)
                     except psutil.Error:
                         continue
             self._stop.wait(1.0)
@@ -131,13 +136,6 @@ class Watch:
         self._stop.set()
         self._thread.join(timeout=5)
         return self.alive()
-
-
-def _node_of(p: psutil.Process) -> str:
-    try:
-        return p.environ().get("SLURMD_NODENAME", "")
-    except (psutil.Error, OSError):
-        return ""
 
 
 @pytest.fixture

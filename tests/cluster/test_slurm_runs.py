@@ -96,7 +96,9 @@ def test_a_config_the_job_cannot_hold_is_refused_before_anything_runs(submitter,
     assert not (run / "slurm.sbatch").exists() and not submitter.squeue()
     # 3 nodes on the 2-node cluster: sbatch refuses at once (rather than a job waiting forever)
     run = tmp_path / "three"
-    p = submitter.run(submitter.args(run, "trainer.nnodes=3", "preflight=false"), timeout=600)
+    # (48 prompts: a batch veRL splits over 3 nodes, so only the cluster's size is wrong)
+    three = submitter.args(run, "trainer.nnodes=3", "data.train_batch_size=48", "preflight=false")
+    p = submitter.run(three, timeout=600)
     assert p.returncode == 2, p.stderr[-3000:]
     (err,) = helpers.error_lines(p.stderr)
     assert "sbatch refused the job" in err and "node" in err.lower(), err
