@@ -38,6 +38,7 @@ import ctypes
 import json
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -288,6 +289,12 @@ def write_script(cfg: DictConfig, run_dir: Path, overrides: list[str], cwd: Path
 # -- the submitting side -------------------------------------------------------------------------
 def sbatch(script: Path) -> str:
     """Submit ``script``; returns the job id. ``ValueError`` with sbatch's own reason when refused."""
+    if shutil.which("sbatch") is None:
+        raise ValueError(
+            "[cluster] sbatch is not installed here: cluster=slurm submits from a machine with Slurm's client "
+            "commands (fix: run it on the cluster's login node; python -m core.clusters.slurm_local start "
+            "--dir <dir> makes a local cluster)"
+        )
     done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True, text=True)
     if done.returncode != 0:
         why = " ".join(done.stderr.split()) or f"exit {done.returncode}"
@@ -337,7 +344,7 @@ def submit(cfg: DictConfig, run_dir: Path, overrides: list[str], log=print) -> i
     script = write_script(cfg, run_dir, overrides)
     try:
         job_id = sbatch(script)
-    except (ValueError, FileNotFoundError) as e:
+    except ValueError as e:
         log(f"error: {e}\nnothing was launched.")
         return 2
     log(

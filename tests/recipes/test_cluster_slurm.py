@@ -81,11 +81,10 @@ def test_a_gpu_job_asks_slurm_for_the_gpus_and_ray_declares_slurms(hydra_ctx, tm
 def test_a_job_that_disagrees_with_the_config_is_refused_by_key(
     hydra_ctx, overrides: list[str], key: str
 ) -> None:
-    cfg, _, _ = composed(hydra_ctx, "scale=laptop", *overrides)
-    assert slurm.refusal(cfg).startswith(key)
     from recipes.run import check
 
     cfg, engine, used = composed(hydra_ctx, "scale=laptop", *overrides)
+    assert slurm.refusal(cfg).startswith(key)
     with pytest.raises(ValueError, match=key.replace("[", r"\[").replace("]", r"\]")):
         check(cfg, engine, used, used)
 
