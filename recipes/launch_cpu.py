@@ -18,7 +18,13 @@ returns each change (key, before, after, why) for ``recipes.run`` to print once:
 builds what the laptop profile reads (the task files, the base model or cold start, the
 distillation teacher) with the local engine's builders and points ``data.val_files`` at the first
 ``local.eval_samples`` held-out rows, the prompts the local engine evaluates on. Not covered: a
-GPU's numerics (bf16), vLLM/SGLang, NCCL, Ulysses, offload, tensor parallelism, several nodes.
+GPU's numerics (bf16), vLLM/SGLang, NCCL, Ulysses, offload, tensor parallelism.
+
+With ``RAY_ADDRESS`` set (:func:`joins_cluster`) the run joins that Ray cluster: ``trainer.nnodes``
+stays as given, each node declares its own logical GPUs and CPUs (``ray start`` with
+``recipes.cluster.ray_check.node_start_args``; Ray refuses ``num_cpus``/``num_gpus`` when joining),
+and ``recipes.run`` checks the cluster first (:mod:`recipes.cluster.ray_check`). Without it,
+``trainer.nnodes>1`` is refused.
 """
 
 from __future__ import annotations
@@ -32,12 +38,28 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 import verl_cpu
+from recipes.cluster.ray_check import CPU_NODE_CPUS
 
 A, R, F, C = "actor_rollout_ref.actor", "actor_rollout_ref.rollout", "actor_rollout_ref.ref", "critic"
 T = "distillation.teacher_models.teacher_model"
 
-#: Logical CPUs declared to Ray (its detected count, 2 here, hangs the TransferQueue start-up).
-RAY_CPUS = 16
+#: Logical CPUs declared to Ray (its detected count, 2 here, hangs the TransferQueue start-up); each
+#: node of a CPU Ray cluster declares as many (``recipes.cluster.ray_check.node_start_args``).
+RAY_CPUS = CPU_NODE_CPUS
+
+
+def joins_cluster() -> bool:
+    """Whether the run joins an existing Ray cluster: ``RAY_ADDRESS`` is set (veRL's ``ray.init``
+    connects to it); its nodes then declare their logical GPUs and CPUs themselves."""
+    return bool(os.environ.get("RAY_ADDRESS"))
+
+
+def _alone(cfg: DictConfig) -> bool:
+    return not joins_cluster()
+
+
+def _joins(cfg: DictConfig) -> bool:
+    return joins_cluster()
 
 
 @dataclass(frozen=True)
@@ -117,9 +139,17 @@ CHANGES: list[Change] = [
         "trainer.n_gpus_per_node",
         lambda c: world(c),
         "trainer processes on this machine",
+        _alone,
         shown="its value x trainer.nnodes (0: 1)",
     ),
-    Change("trainer.nnodes", lambda c: 1, "one machine"),
+    Change("trainer.nnodes", lambda c: 1, "one machine", _alone),
+    Change(
+        "trainer.n_gpus_per_node",
+        lambda c: max(1, int(_sel(c, "trainer.n_gpus_per_node") or 0)),
+        "trainer processes per node of the Ray cluster (RAY_ADDRESS set; trainer.nnodes as given)",
+        _joins,
+        shown="its value (0: 1), on a Ray cluster (RAY_ADDRESS)",
+    ),
     Change(
         f"{R}.name",
         lambda c: "cpu",
@@ -163,12 +193,24 @@ CHANGES: list[Change] = [
         "ray_kwargs.ray_init.num_gpus",
         _gpus,
         "logical GPUs: veRL's resource pools always ask for GPUs",
+        _alone,
         shown="the trainer processes (+1 for a distillation teacher)",
     ),
     Change(
         "ray_kwargs.ray_init.num_cpus",
         lambda c: RAY_CPUS,
         "logical CPUs: with the 2 Ray detects the start-up hangs",
+        _alone,
+    ),
+    *(
+        Change(
+            f"ray_kwargs.ray_init.{k}",
+            lambda c: None,
+            "Ray refuses it when joining a cluster: each node declares its own (node_start_args)",
+            _joins,
+            shown="unset, on a Ray cluster (RAY_ADDRESS)",
+        )
+        for k in ("num_gpus", "num_cpus")
     ),
     Change("ray_kwargs.ray_init.include_dashboard", lambda c: False, "no dashboard process"),
     Change(
@@ -242,10 +284,16 @@ REFUSED: list[tuple[str, Callable[[DictConfig], bool], str]] = [
     ),
     (
         "trainer.nnodes",
-        lambda c: int(_sel(c, "trainer.nnodes") or 1) > 1,
-        "a CPU run uses one machine's logical GPU slots; several nodes need a Ray cluster of GPU nodes",
+        lambda c: int(_sel(c, "trainer.nnodes") or 1) > 1 and not joins_cluster(),
+        "several nodes need a Ray cluster, and RAY_ADDRESS is not set",
     ),
 ]
+
+#: The fix a refusal names when it is not the general one (engine=local, or a GPU machine).
+FIXES = {
+    "trainer.nnodes": "export RAY_ADDRESS=<head>:<port> of a running Ray cluster with that many nodes "
+    "(python -m core.clusters.ray_local start makes one on this machine), or set trainer.nnodes=1",
+}
 
 
 #: Rollout backends a config may name; on a CPU every one of them is replaced by ``cpu``.
@@ -262,10 +310,10 @@ def refusal(cfg: DictConfig) -> str | None:
         )
     for key, refused, why in REFUSED:
         if refused(cfg):
-            return (
-                f"[{key}] {_sel(cfg, key)!r} cannot run on veRL's trainer on a CPU: {why} "
-                "(fix: engine=local, or run on a GPU machine; docs/engines.md lists what runs where)"
+            fix = FIXES.get(
+                key, "engine=local, or run on a GPU machine; docs/engines.md lists what runs where"
             )
+            return f"[{key}] {_sel(cfg, key)!r} cannot run on veRL's trainer on a CPU: {why} (fix: {fix})"
     return None
 
 

@@ -5,7 +5,8 @@ directory, and write the exact launch command(s) to ``launch.sh``. The command i
 CLI (``python -m verl.trainer.main_ppo --config-path <run_dir> --config-name verl_config``),
 so a run can be re-launched by hand; ``launch.sh`` exports the environment the config forwards to
 Ray (on a CPU: the platform of :mod:`verl_cpu`), so the driver sees it too, and gives each trainer
-invocation its own metrics file under ``metrics.d/`` (veRL's file logger truncates its file).
+invocation its own metrics file under ``metrics.d/`` (veRL's file logger truncates its file; on an
+existing Ray cluster, ``RAY_ADDRESS``, the path is forwarded through the runtime environment).
 The same code launches on GPUs and, through :mod:`verl_cpu` and the config changes of
 :mod:`recipes.launch_cpu`, on a CPU (:func:`on_cpu`): only the platform and the rollout backend
 differ. :mod:`recipes.supervise` runs ``launch.sh`` and owns its processes.
@@ -21,11 +22,16 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import shlex
 import sys
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
+
+#: The trainer's metrics file as a variable of its Ray processes: on an existing Ray cluster
+#: (``RAY_ADDRESS``) they start from the cluster's environment, not from ``launch.sh``'s.
+LOGGER_ENV = "ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH"
 
 #: Top-level keys that belong to this project, not to veRL.
 PROJECT_KEYS = ("rlvr", "engine", "dry_run", "run_dir", "local", "hydra", "preflight", "cluster")
@@ -129,9 +135,12 @@ def prepare(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
     ]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in forwarded_env(cfg).items()]
     for c in cmds:
+        line = shlex.join(c)
         if c[1:3] == ["-m", "verl.trainer.main_ppo"]:
             lines.append('export VERL_FILE_LOGGER_PATH="$RUN/metrics.d/$(date +%s%N).jsonl"')
-        lines.append(shlex.join(c))
+            if os.environ.get("RAY_ADDRESS"):  # a cluster's processes do not inherit this shell's env
+                line += f" \"++{LOGGER_ENV}='$VERL_FILE_LOGGER_PATH'\""
+        lines.append(line)
     (run_dir / "launch.sh").write_text("\n".join(lines) + "\n")
     (run_dir / "launch.sh").chmod(0o755)
     return cmds

@@ -24,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from core import locks
 from core.cli import user_errors
 from recipes import launch_cpu
+from recipes.cluster import ray_check
 from recipes.compose import compose, diff, laptop_scale, options
 from recipes.launch_verl import cuda_gpus, on_cpu, prepare, verl_config
 from recipes.manifest import write_manifest
@@ -210,6 +211,8 @@ def run(overrides: list[str], cfg: DictConfig | None = None) -> int:
                 raise ValueError(refused)
             _log_cpu(launch_cpu.apply(cfg), "no GPU here: veRL's own trainer with the CPU backend (verl_cpu)")
         check(cfg, engine, overrides, typed)
+        if engine == "verl" and not cfg.dry_run and (address := os.environ.get("RAY_ADDRESS")):
+            ray_check.check(cfg, address)  # the cluster holds the run, or one line before anything starts
         if engine == "local" and not cfg.dry_run:
             from recipes.local.data import ensure_task_files  # the task generators: local runs only
 

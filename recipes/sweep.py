@@ -1,6 +1,6 @@
 """Run one ablation sweep (``conf/sweep/<name>.yaml``) as a Hydra multirun, then its report.
 
-``python -m recipes.sweep sweep=<name> [recipe=...] [scale=...] [launcher=local_parallel|ray_cluster] [cluster=slurm] [plan=true] [k=v ...]``
+``python -m recipes.sweep sweep=<name> [recipe=...] [scale=...] [cluster=slurm] [plan=true] [k=v ...]``
 (a Hydra app: ``conf/command/sweep.yaml``, ``--help``)
 
 A swept key on the command line replaces the file's list, e.g. ``rlvr.seed=0,1`` runs two seeds.
@@ -9,8 +9,8 @@ overrides: finished runs are reported as they are, the others resume from their 
 
 Does: read the sweep's axis and seeds from ``hydra.sweeper.params``, list the arms, build the
 seeds' cold starts first, in parallel (laptop scale; ``rlvr.sweep.cold_start: default``, below), launch ``python -m recipes.run -m sweep=<name> ...``
-with a launcher (local: joblib, two processes on a 2-core machine; ``launcher=ray_cluster`` through
-hydra-ray-launcher; ``cluster=slurm``: each arm submits its run as one Slurm job, ``recipes.cluster.slurm``) into
+with a launcher (local: joblib, two processes on a 2-core machine; ``cluster=slurm``: each arm
+submits its run as one Slurm job, ``recipes.cluster.slurm``) into
 ``multirun/<name>-<time>/``, record the wall time in ``sweep.json`` there, record the finished runs
 in ``results/sweep-<name>/`` (``analysis.ablations.record_sweep``), regenerate the docs' sweep blocks
 from ``results/`` (``refresh_docs``: docs/ablations.md and README's overview, through ``python -m docgen``), and

@@ -194,6 +194,14 @@ PLAN: dict[str, Plan] = {
         "dry_run=true run_dir=runs/doc-slurm",
         why="no Slurm cluster in this suite: the dry run writes and prints the job script (make test-cluster submits it)",
     ),
+    "python -m core.clusters.ray_local start --dir /tmp/rc --nodes 2 --num-cpus 16 --num-gpus 1": Plan(
+        "self",
+        why="starts Ray nodes: tests/cluster/test_ray_cluster.py starts and stops one (make test-cluster)",
+    ),
+    "python -m core.clusters.ray_local stop --dir /tmp/rc": Plan(
+        "self",
+        why="stops the cluster started above: tests/cluster/test_ray_cluster.py does (make test-cluster)",
+    ),
     "python -m core.clusters.slurm_local start --dir /tmp/slurm-local": Plan(
         "self",
         why="starts daemons: tests/cluster/conftest.py starts and stops one per session (make test-cluster)",

@@ -9,7 +9,8 @@ to the second.
 - :class:`CPUReplica` (trainer side): starts one :class:`~verl_cpu.server.CPURolloutServer` Ray actor
   per replica, named :func:`server_name`, in every mode veRL starts a replica in: hybrid (the actor's
   rollout, one replica per ``tensor_model_parallel_size`` trainer ranks), colocated (a distillation
-  teacher or a reward model on its own resource pool) and standalone.
+  teacher or a reward model on its own resource pool) and standalone; on the node of the replica's
+  first worker (on a multi-node Ray cluster the replicas spread over the nodes with their workers).
 - :class:`CPUServerAdapter` (inside each trainer worker, ``ActorRolloutRefWorker``): receives the
   actor's weights from veRL's checkpoint engine (every rank iterates them, since FSDP gathers full
   tensors collectively) and the replica's leader rank sends them to its server.
@@ -24,6 +25,7 @@ from typing import Any
 
 import ray
 import torch
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutReplica, RolloutReplicaRegistry
 
@@ -59,6 +61,7 @@ class CPUReplica(RolloutReplica):
                 num_cpus=0,
                 max_concurrency=self.max_concurrency,
                 runtime_env={"env_vars": env} if env else None,
+                scheduling_strategy=await self._beside_workers(),
             )
             .remote(self.config, self.model_config, self.replica_rank)
         )
@@ -66,6 +69,14 @@ class CPUReplica(RolloutReplica):
         self.servers = [server]
         self._server_handle = server
         self._server_address = f"{name}:0"
+
+    async def _beside_workers(self) -> NodeAffinitySchedulingStrategy | None:
+        """On the node of the replica's first worker, as veRL's vLLM replicas are (on a cluster the
+        replicas spread with their workers over the nodes); None when it has no workers yet."""
+        if not self.workers:
+            return None
+        node = await self.workers[0].__ray_call__.remote(lambda w: ray.get_runtime_context().get_node_id())
+        return NodeAffinitySchedulingStrategy(node_id=node, soft=False)
 
     def rollout_worker_use_gpu(self) -> bool:
         return True  # the colocated worker group asks for the logical GPU slots of its pool

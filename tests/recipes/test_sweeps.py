@@ -135,7 +135,6 @@ def test_pilot_seeds_are_never_reused_and_the_pilot_is_one_command(params, name)
     "launcher,target",
     [
         ("local_parallel", "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"),
-        ("ray_cluster", "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher"),
     ],
 )
 def test_launchers_compose(hydra_ctx, launcher, target):
@@ -148,8 +147,6 @@ def test_launchers_compose(hydra_ctx, launcher, target):
     assert la._target_ == target
     if launcher == "local_parallel":
         assert la.n_jobs == 2
-    if launcher == "ray_cluster":
-        assert la.ray.remote.num_gpus == 0 and la.ray.init.address
 
 
 def test_plan_composes_each_arm_once_up_to_an_integer_seed(hydra_ctx, capsys, monkeypatch):
