@@ -263,8 +263,8 @@ class SlurmCluster:
         return any(p is not None for p in self._alive().values())
 
     def marked(self) -> list[psutil.Process]:
-        """Live processes that carry this cluster in their environment (daemons, ``slurmstepd``, job
-        tasks), except this process and its ancestors."""
+        """Live processes that carry this cluster in their environment (its daemons; a job's tasks and
+        what they started), except this process and its ancestors."""
         mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
         conf, state = str(self.conf), str(self.state)
         out = []
@@ -275,7 +275,8 @@ class SlurmCluster:
                 env = p.environ()
             except (psutil.Error, OSError):
                 continue
-            if env.get(MARK) == state or env.get("SLURM_CONF") == conf:
+            # a job's tasks carry the cluster's conf and a job id (a user's shell with SLURM_CONF does not)
+            if env.get(MARK) == state or (env.get("SLURM_CONF") == conf and env.get("SLURM_JOB_ID")):
                 out.append(p)
         return out
 

@@ -339,8 +339,32 @@ def error_line(run_dir: Path, job_id: str) -> str | None:
     return lines[-1].removeprefix("error: ") if lines else None
 
 
+def partition_nodes(partition: str | None) -> tuple[str, int] | None:
+    """(name, node count) of ``partition`` (None: the cluster's default one) as ``sinfo`` lists it;
+    None when ``sinfo`` does not answer or lists no such partition."""
+    done = subprocess.run(["sinfo", "-h", "-o", "%P %D"], capture_output=True, text=True)
+    counts: dict[str, int] = {}
+    default = None
+    for line in done.stdout.splitlines() if done.returncode == 0 else []:
+        name, count = line.split()
+        if name.endswith("*"):
+            name = default = name[:-1]
+        counts[name] = counts.get(name, 0) + int(count)
+    name = partition or default
+    return (name, counts[name]) if name in counts else None
+
+
 def submit(cfg: DictConfig, run_dir: Path, overrides: list[str], log=print) -> int:  # noqa: ANN001
     """Write the script, submit it, report the job and (``cluster.wait``) its end; an exit code."""
+    j = job(cfg)
+    part = partition_nodes(j.partition) if shutil.which("sinfo") else None
+    if part is not None and j.nodes > part[1]:  # Slurm would queue it for ever
+        log(
+            f"error: [cluster.nodes] {j.nodes} nodes asked, but partition {part[0]} has {part[1]} (sinfo); the job "
+            f"could never start (fix: trainer.nnodes={part[1]} or fewer, or another cluster.partition)\n"
+            "nothing was launched."
+        )
+        return 2
     script = write_script(cfg, run_dir, overrides)
     try:
         job_id = sbatch(script)

@@ -94,14 +94,14 @@ def test_a_config_the_job_cannot_hold_is_refused_before_anything_runs(submitter,
     (err,) = helpers.error_lines(p.stderr)
     assert "[trainer.nnodes] 2" in err and "cluster.nodes=3" in err, err
     assert not (run / "slurm.sbatch").exists() and not submitter.squeue()
-    # 3 nodes on the 2-node cluster: sbatch refuses at once (rather than a job waiting forever)
+    # 3 nodes on the 2-node cluster: refused before submission (Slurm would queue it for ever)
     run = tmp_path / "three"
     # (48 prompts: a batch veRL splits over 3 nodes, so only the cluster's size is wrong)
     three = submitter.args(run, "trainer.nnodes=3", "data.train_batch_size=48", "preflight=false")
     p = submitter.run(three, timeout=600)
     assert p.returncode == 2, p.stderr[-3000:]
     (err,) = helpers.error_lines(p.stderr)
-    assert "sbatch refused the job" in err and "node" in err.lower(), err
+    assert err.startswith("error: [cluster.nodes] 3 nodes asked, but partition cpu has 2"), err
     assert not submitter.squeue()
 
 
@@ -130,8 +130,9 @@ def test_a_node_dying_mid_run_ends_the_job_naming_it_and_resubmitting_resumes(
     assert not again.stop(wait=60)
     parts = sorted((run / "metrics.d").glob("*.jsonl"), key=lambda f: int(f.stem))
     assert len(parts) == 2
-    first = json.loads(parts[1].read_text().splitlines()[0])["step"]
-    assert first == done[-1] + 1, (done, first)
+    # the second invocation starts at the last checkpoint (its validation there), then trains on
+    again_steps = sorted({json.loads(ln)["step"] for ln in parts[1].read_text().splitlines()})
+    assert again_steps[0] == done[-1] and again_steps[1] == done[-1] + 1, (done, again_steps)
     by_step = steps(run)
     assert sorted(by_step) == [1, 2, 3]
     assert all(finite(by_step[s], "actor/pg_loss", "timing_s/step") for s in by_step)
