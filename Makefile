@@ -22,7 +22,7 @@ PYTEST_ARGS ?=
 # tests/conftest.py, unit_of)
 TEST_WORKERS ?= 2
 
-.PHONY: help setup run test test-all lint format data filter bench-rewards bench-engine \
+.PHONY: help setup run test test-cluster test-all lint format data filter bench-rewards bench-engine \
         eval budget diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts \
         gpu-smoke real-model clean
 
@@ -57,8 +57,11 @@ endif
 run: setup ## Run a recipe: make run RECIPE=dapo [ENGINE=local|verl] [RUN_DIR=...] [ARGS="k=v ..."]
 	$(PY) -m recipes.run recipe=$(RECIPE) $(if $(ENGINE),engine=$(ENGINE)) $(if $(RUN_DIR),run_dir=$(RUN_DIR)) $(ARGS)
 
-test: setup ## Run the CPU test suite (excludes tests marked slow) in TEST_WORKERS processes (2); lists the 25 slowest
-	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadscope --durations=25 $(PYTEST_ARGS)
+test: setup ## Run the CPU test suite (excludes tests marked slow or cluster) in TEST_WORKERS processes (2); lists the 25 slowest
+	$(PY) -m pytest -q -m "not slow and not cluster" -n $(TEST_WORKERS) --dist loadscope --durations=25 $(PYTEST_ARGS)
+
+test-cluster: setup ## Tests on a real two-node Slurm cluster started here (installs slurm-wlm and munge when absent), one at a time
+	$(PY) -m pytest -q -m cluster --durations=0 $(PYTEST_ARGS) tests/cluster
 
 test-all: setup ## Run every test, slow ones included
 	$(PY) -m pytest -q $(PYTEST_ARGS)

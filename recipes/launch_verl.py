@@ -34,7 +34,7 @@ from omegaconf import DictConfig, OmegaConf
 LOGGER_ENV = "ray_kwargs.ray_init.runtime_env.env_vars.VERL_FILE_LOGGER_PATH"
 
 #: Top-level keys that belong to this project, not to veRL.
-PROJECT_KEYS = ("rlvr", "engine", "dry_run", "run_dir", "local", "hydra", "preflight")
+PROJECT_KEYS = ("rlvr", "engine", "dry_run", "run_dir", "local", "hydra", "preflight", "cluster")
 
 
 @functools.cache

@@ -50,9 +50,18 @@ def resolve_engine(name: str) -> str:
 
 
 def here_on_cpu(cfg: DictConfig, engine: str) -> bool:
-    """Whether veRL's trainer runs on this machine's CPU: ``engine=verl``, no CUDA GPU, not a dry run
-    (a dry run writes the launch for a GPU machine, the published config unless a scale is given)."""
+    """Whether veRL's trainer runs on a CPU: ``engine=verl``, no CUDA GPU, not a dry run
+    (a dry run writes the launch for a GPU machine, the published config unless a scale is given).
+    Submitted to a cluster (``cluster=slurm``), the job's nodes decide: ``cluster.gpus_per_node=0``
+    is a CPU run, dry run or not, wherever it is submitted from."""
+    if cluster(cfg) != "none":
+        return engine == "verl" and not int(OmegaConf.select(cfg, "cluster.gpus_per_node", default=0) or 0)
     return engine == "verl" and not cfg.dry_run and on_cpu()
+
+
+def cluster(cfg: DictConfig) -> str:
+    """Where the run is submitted: ``none`` (here) or ``slurm`` (``conf/cluster/``)."""
+    return str(OmegaConf.select(cfg, "cluster.name", default="none") or "none")
 
 
 def _key(ov: str) -> str:
@@ -194,6 +203,8 @@ def run(overrides: list[str], cfg: DictConfig | None = None) -> int:
         log(f"[scale] scale={cfg.rlvr.scale} changed {len(changes)} keys (published -> used):")
         for key, before, after in changes:
             log(f"    {key}: {before} -> {_resolved(cfg, key, after)}")
+    if cluster(cfg) != "none":
+        return _submit(cfg, run_dir, engine, overrides, typed)
     cpu = here_on_cpu(cfg, engine)
     try:
         if cpu:
@@ -233,11 +244,68 @@ def check(cfg: DictConfig, engine: str, overrides: list[str], typed: list[str]) 
     """What refuses a composed run before anything is written (``ConfigError``/``ValueError``):
     :func:`recipes.validate.validate` (the ``typed`` overrides' problems first) and, on the local
     engine, a given model path that is no checkpoint. ``recipes.sweep`` checks every arm with it."""
+    if cluster(cfg) != "none":
+        _cluster_check(cfg, engine)
+        if here_on_cpu(cfg, engine):  # validated as the job's head will run it: with the CPU changes
+            cfg = cfg.copy()
+            launch_cpu.apply(cfg)
     validate(cfg, engine, typed)
     if (engine == "local" or here_on_cpu(cfg, engine)) and not cfg.dry_run:
         for err in (_local_model_error(overrides), _local_teacher_error(overrides)):
             if err:
                 raise ValueError(err)
+
+
+def _cluster_check(cfg: DictConfig, engine: str) -> None:
+    """What refuses a cluster submission before anything is submitted (``ValueError``): another
+    engine than veRL's, a job whose nodes disagree with the config (:func:`recipes.cluster.slurm.refusal`),
+    and on CPU nodes what veRL's trainer cannot run on a CPU (the node count aside: the job's Ray
+    cluster holds it)."""
+    from recipes.cluster import slurm  # the job script: cluster submissions only
+
+    if engine != "verl":
+        raise ValueError(
+            f"[cluster] cluster={cluster(cfg)} submits veRL's trainer, not engine={engine}; fix: engine=verl, "
+            "or drop cluster= to run the local engine here"
+        )
+    refused = slurm.refusal(cfg)
+    if refused is None and here_on_cpu(cfg, engine):
+        alone = cfg.copy()
+        with open_dict(alone):
+            alone.trainer.nnodes = 1
+        refused = launch_cpu.refusal(alone)
+    if refused:
+        raise ValueError(refused)
+
+
+def _submit(cfg: DictConfig, run_dir: Path, engine: str, overrides: list[str], typed: list[str]) -> int:
+    """``cluster=slurm``: check, pre-flight, write the job script into the run folder, then print it
+    (dry run) or submit it and wait for the job (:func:`recipes.cluster.slurm.submit`)."""
+    from recipes.cluster import slurm  # the job script: cluster submissions only
+
+    try:
+        check(cfg, engine, overrides, typed)
+    except (ConfigError, ValueError) as e:
+        return _refused(str(e))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+    staged = cfg  # what the pre-flight judges: on CPU nodes the config the job's head runs
+    if here_on_cpu(cfg, engine):
+        staged = cfg.copy()
+        launch_cpu.apply(staged)
+        if cfg.preflight and not cfg.dry_run:
+            try:  # the task files and the laptop model the pre-flight reads (the head finds them built)
+                launch_cpu.prepare_inputs(staged, run_dir, log)
+            except ValueError as e:
+                return _refused(str(e))
+    if cfg.preflight and not _preflight_passes(staged, run_dir):
+        return 2
+    if cfg.dry_run:
+        script = slurm.write_script(cfg, run_dir, overrides)
+        sys.stdout.write(script.read_text())
+        log(f"[dry_run] the Slurm job script written to {script}; nothing was submitted.")
+        return 0
+    return slurm.submit(cfg, run_dir, overrides, log)
 
 
 def _refused(message: str) -> int:

@@ -1,6 +1,6 @@
 """Run one ablation sweep (``conf/sweep/<name>.yaml``) as a Hydra multirun, then its report.
 
-``python -m recipes.sweep sweep=<name> [recipe=...] [scale=...] [launcher=local_parallel|slurm_gpu] [plan=true] [k=v ...]``
+``python -m recipes.sweep sweep=<name> [recipe=...] [scale=...] [cluster=slurm] [plan=true] [k=v ...]``
 (a Hydra app: ``conf/command/sweep.yaml``, ``--help``)
 
 A swept key on the command line replaces the file's list, e.g. ``rlvr.seed=0,1`` runs two seeds.
@@ -9,14 +9,15 @@ overrides: finished runs are reported as they are, the others resume from their 
 
 Does: read the sweep's axis and seeds from ``hydra.sweeper.params``, list the arms, build the
 seeds' cold starts first, in parallel (laptop scale; ``rlvr.sweep.cold_start: default``, below), launch ``python -m recipes.run -m sweep=<name> ...``
-with a launcher (local: joblib, two processes on a 2-core machine; Slurm: ``launcher=slurm_gpu``
-through submitit) into
+with a launcher (local: joblib, two processes on a 2-core machine; ``cluster=slurm``: each arm
+submits its run as one Slurm job, ``recipes.cluster.slurm``) into
 ``multirun/<name>-<time>/``, record the wall time in ``sweep.json`` there, record the finished runs
 in ``results/sweep-<name>/`` (``analysis.ablations.record_sweep``), regenerate the docs' sweep blocks
 from ``results/`` (``refresh_docs``: docs/ablations.md and README's overview, through ``python -m docgen``), and
 finish with ``python -m analysis.report sweep=<dir>``. Before it prints the plan, every arm is composed
 and validated as ``recipes.run`` will (``check_arms``): an arm that would be refused stops the sweep
-before anything is created. ``plan=true`` prints the arms only. A failed multirun says which job
+before anything is created. ``plan=true`` prints the arms only (with ``cluster=slurm``, and each arm's job
+script). A failed multirun says which job
 failed and why, and offers ``resume=`` only when some run finished (``failure``).
 
 ``rlvr.sweep.cold_start: default`` (laptop scale only): the sweep trains on its own task (e.g. mixed
@@ -232,6 +233,29 @@ def check_arms(name: str, extra: list[str], plan: list[list[str]]) -> None:
                 ) from None
 
 
+def job_scripts(name: str, extra: list[str], plan: list[list[str]], out: Path) -> list[tuple[list[str], str]]:
+    """With ``cluster=slurm`` among the overrides: each arm's Slurm job script as its run will write it
+    (``recipes.cluster.slurm.job_script``, run directory ``<out>/<arm number>``); otherwise none."""
+    if not any(_key(o) == "cluster" and o.split("=", 1)[1] != "none" for o in extra):
+        return []
+    from recipes.cluster import slurm  # the job script: cluster sweeps only
+    from recipes.run import prepare_config  # the run's composition (veRL): not for --help
+
+    scripts = []
+    with compose_context():
+        for i, arm in enumerate(plan):
+            with contextlib.redirect_stderr(io.StringIO()):
+                cfg, _, _, used = prepare_config(arm_overrides(name, extra, arm), changes=False)
+            run_dir = (out / str(i)).resolve()
+            scripts.append(
+                (
+                    arm,
+                    slurm.job_script(slurm.job(cfg), run_dir, slurm.head_command(used, run_dir), Path.cwd()),
+                )
+            )
+    return scripts
+
+
 def command(args: DictConfig) -> int:
     """Plan, prepare and launch the sweep, then its report; the exit code."""
     name, extra = str(args.sweep), [str(o) for o in args.overrides]
@@ -251,6 +275,9 @@ def command(args: DictConfig) -> int:
             file=sys.stderr,
         )
     if args.plan:
+        for arm, script in job_scripts(name, extra, plan, out):
+            print(f"[sweep] job script of arm {' '.join(arm)}:", file=sys.stderr)
+            sys.stdout.write(script)
         return 0
     return _launch(name, out, extra, prev, len(plan), args.launcher, args.results)
 

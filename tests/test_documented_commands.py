@@ -131,11 +131,11 @@ PLAN: dict[str, Plan] = {
     'make sweep SWEEP=kl_coef ARGS="resume=multirun/kl_coef-<time>"': Plan(
         "slow", run='make sweep SWEEP=kl_coef ARGS="resume={multirun}"'
     ),
-    'make sweep SWEEP=kl_coef ARGS="launcher=slurm_gpu engine=verl scale=gpu_node hydra.launcher.partition=<p>"': Plan(
+    'make sweep SWEEP=kl_coef ARGS="cluster=slurm engine=verl scale=gpu_node cluster.gpus_per_node=8 cluster.partition=<p>"': Plan(
         "fast",
-        run='make sweep SWEEP=kl_coef ARGS="launcher=slurm_gpu engine=verl scale=gpu_node '
-        'hydra.launcher.partition=gpu plan=true"',
-        why="no Slurm here: the plan composes and validates every arm",
+        run='make sweep SWEEP=kl_coef ARGS="cluster=slurm engine=verl scale=gpu_node cluster.gpus_per_node=8 '
+        'cluster.partition=gpu plan=true"',
+        why="no GPU nodes here: the plan composes and validates every arm and prints its job script",
     ),
     "make docs": Plan("fast", why="regenerates the docs from results/: no diff"),
     # --- an existing Ray cluster (docs/engines.md) ----------------------------------------------
@@ -201,6 +201,28 @@ PLAN: dict[str, Plan] = {
         "slow", run=f'make run RECIPE=dapo ENGINE=local ARGS="{SHORT}"'
     ),
     "make test-all": Plan("self", why="the suite itself"),
+    "make test-cluster": Plan("self", why="the cluster suite (tests/cluster), which CI runs after make test"),
+    "python -m recipes.run recipe=grpo engine=verl cluster=slurm trainer.nnodes=2 [cluster.partition=...] [dry_run=true]": Plan(
+        "fast",
+        run="python -m recipes.run recipe=grpo engine=verl cluster=slurm trainer.nnodes=2 preflight=false "
+        "dry_run=true run_dir=runs/doc-slurm",
+        why="no Slurm cluster in this suite: the dry run writes and prints the job script (make test-cluster submits it)",
+    ),
+    "python -m core.clusters.ray_local start --dir /tmp/rc --nodes 2 --num-cpus 16 --num-gpus 1": Plan(
+        "self",
+        why="starts Ray nodes: tests/cluster/test_ray_cluster.py starts and stops one (make test-cluster)",
+    ),
+    "python -m core.clusters.ray_local stop --dir /tmp/rc": Plan(
+        "self",
+        why="stops the cluster started above: tests/cluster/test_ray_cluster.py does (make test-cluster)",
+    ),
+    "python -m core.clusters.slurm_local start --dir /tmp/slurm-local": Plan(
+        "self",
+        why="starts daemons: tests/cluster/conftest.py starts and stops one per session (make test-cluster)",
+    ),
+    "python -m core.clusters.slurm_local stop --dir /tmp/slurm-local": Plan(
+        "self", why="stops the cluster started above: tests/cluster/conftest.py does (make test-cluster)"
+    ),
     "make lint": Plan("fast"),
     "make format": Plan("fast", why="the tree is ruff-formatted: rewrites nothing"),
     "make data DATA=<name> [N=...] [SEED=...] [OUT=dir]": Plan("fast", run="make data DATA=countdown N=50"),

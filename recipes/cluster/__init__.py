@@ -5,6 +5,8 @@
   pools reserve) before a run starts; the resource flags every ``ray start`` of a node passes
   (:func:`~recipes.cluster.ray_check.node_start_args`); waiting until a cluster's nodes have joined
   (``python -m recipes.cluster.ray_check wait``).
+- :mod:`recipes.cluster.slurm`: a run submitted to Slurm as one job (``cluster=slurm``) whose script
+  starts Ray on the job's nodes, runs the run once on the first, and stops Ray on every node.
 
 Starting and stopping the clusters themselves is :mod:`core.clusters`.
 """

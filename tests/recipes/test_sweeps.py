@@ -135,7 +135,6 @@ def test_pilot_seeds_are_never_reused_and_the_pilot_is_one_command(params, name)
     "launcher,target",
     [
         ("local_parallel", "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"),
-        ("slurm_gpu", "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"),
     ],
 )
 def test_launchers_compose(hydra_ctx, launcher, target):
@@ -148,8 +147,6 @@ def test_launchers_compose(hydra_ctx, launcher, target):
     assert la._target_ == target
     if launcher == "local_parallel":
         assert la.n_jobs == 2
-    if launcher == "slurm_gpu":
-        assert la.gpus_per_node == 8 and la.nodes == 1
 
 
 def test_plan_composes_each_arm_once_up_to_an_integer_seed(hydra_ctx, capsys, monkeypatch):
