@@ -231,11 +231,6 @@ REFUSED: list[tuple[str, Callable[[DictConfig], bool], str]] = [
         "(verl/trainer/ppo/v1/trainer_separate_async.py:68)",
     ),
     (
-        "actor_rollout_ref.model.lora_rank",
-        lambda c: int(_sel(c, "actor_rollout_ref.model.lora_rank") or 0) > 0,
-        "LoRA adapters are loaded into vLLM/SGLang; the CPU rollout takes full weights only",
-    ),
-    (
         "reward.reward_model.enable",
         lambda c: bool(_sel(c, "reward.reward_model.enable")),
         "veRL's model-based reward serves a reward model through vLLM/SGLang, untried with the CPU backend",
@@ -288,7 +283,26 @@ def prepare_inputs(
                 "to run the recipe's laptop profile, whose model is built here"
             )
     ensure_inputs(cfg, say)
+    _check_lora(cfg)
     return _held_out(cfg, run_dir)
+
+
+def _check_lora(cfg: DictConfig) -> None:
+    """A LoRA rank whose ``target_modules`` the model lacks stops here, before Ray starts (peft
+    would raise it in the trainer's worker)."""
+    model = _sel(cfg, "actor_rollout_ref.model")
+    if int(model.get("lora_rank") or 0) <= 0:
+        return
+    from verl_cpu.lora import target_error  # peft: a LoRA launch only
+
+    lora = OmegaConf.to_container(model, resolve=True)
+    err = target_error(str(Path(str(model.path)).expanduser()), lora)
+    if err:
+        raise ValueError(
+            f"[actor_rollout_ref.model.target_modules] {lora.get('target_modules')!r} with lora_rank="
+            f"{lora['lora_rank']}: {err} (model {model.path}; fix: name modules the model has, e.g. "
+            "actor_rollout_ref.model.target_modules=all-linear, or lora_rank=0 to train every weight)"
+        )
 
 
 def _held_out(cfg: DictConfig, run_dir: Path) -> list[tuple[str, Any, Any, str]]:

@@ -90,3 +90,29 @@ def apply_adapter(model: torch.nn.Module, peft_config: Any, state: dict[str, tor
         for name, tensor in mapped.items():
             own[name].copy_(tensor.to(own[name].dtype))
     return len(mapped)
+
+
+def target_error(model_path: str, lora: dict[str, Any]) -> str | None:
+    """Whether peft finds the LoRA targets in the model at ``model_path`` (built on the meta device:
+    no weights are read); ``lora`` holds ``lora_rank``, ``lora_alpha``, ``target_modules`` and
+    ``exclude_modules`` as in ``actor_rollout_ref.model``. Returns peft's refusal, or None."""
+    from peft import LoraConfig, inject_adapter_in_model  # peft, transformers: a LoRA launch only
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(model_path)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    try:
+        inject_adapter_in_model(
+            LoraConfig(
+                r=int(lora["lora_rank"]),
+                lora_alpha=int(lora.get("lora_alpha") or 16),
+                target_modules=lora.get("target_modules"),
+                exclude_modules=lora.get("exclude_modules"),
+                bias="none",
+            ),
+            model,
+        )
+    except ValueError as e:
+        return str(e).splitlines()[0]
+    return None
