@@ -8,7 +8,7 @@ returns each change (key, before, after, why) for ``recipes.run`` to print once:
   forwarded through ``ray_kwargs.ray_init.runtime_env``);
 - what only CUDA has: SDPA attention instead of flash-attention 2, FSDP2 (FSDP1 syncs module
   states on the GPU), fp32 (no bf16 autocast), no ``torch.compile`` (~20 s per process on a CPU,
-  the same numbers), no offload, no Ulysses sequence parallelism;
+  the same numbers), no Ulysses sequence parallelism (FSDP parameter and optimizer offload run);
 - Ray's resources: logical GPUs (veRL's pools always ask for them) and logical CPUs (with the 2
   Ray detects on a 2-core machine the TransferQueue start-up hangs), one agent-loop, reward and
   storage worker (each is a process), no dataloader workers, and the replica buffer's poll
@@ -18,7 +18,7 @@ returns each change (key, before, after, why) for ``recipes.run`` to print once:
 builds what the laptop profile reads (the task files, the base model or cold start, the
 distillation teacher) with the local engine's builders and points ``data.val_files`` at the first
 ``local.eval_samples`` held-out rows, the prompts the local engine evaluates on. Not covered: a
-GPU's numerics (bf16), vLLM/SGLang, NCCL, Ulysses, offload, tensor parallelism, several nodes.
+GPU's numerics (bf16), vLLM/SGLang, NCCL, Ulysses, tensor parallelism, several nodes.
 """
 
 from __future__ import annotations
@@ -87,10 +87,13 @@ _ENGINE: tuple[tuple[str, Any, str], ...] = (
     ("{s}.use_torch_compile", False, "compiling costs ~20 s per process on a CPU, same numbers"),
     ("{e}.use_torch_compile", False, "as above, the engine's copy"),
     ("{e}.mixed_precision", _FP32, "fp32: bf16 autocast puts log-probs ~2e-2 off"),
-    ("{e}.param_offload", False, "everything already lives in CPU memory"),
-    ("{e}.optimizer_offload", False, "everything already lives in CPU memory"),
     ("{e}.offload_policy", False, "everything already lives in CPU memory"),
-    ("{s}.ulysses_sequence_parallel_size", 1, "Ulysses sequence parallelism needs NCCL"),
+    (
+        "{s}.ulysses_sequence_parallel_size",
+        1,
+        "veRL patches Ulysses' all-to-all into flash-attention 2 only (verl/models/transformers/monkey_patch.py:551); "
+        "with SDPA each rank attends within its own slice and the log-probs are wrong (a world-size-2 run)",
+    ),
     ("{e}.ulysses_sequence_parallel_size", 1, "as above, the engine's copy"),
 )
 
