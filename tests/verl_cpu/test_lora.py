@@ -124,3 +124,13 @@ def test_the_smollm2_model_option_brings_its_own_profile() -> None:
     from recipes.local.data import _profile_hint
 
     assert _profile_hint(cfg) == "; or scale=laptop_smollm2, the model's own profile"
+
+
+def test_a_reference_reset_with_lora_is_refused_as_it_would_drop_the_adapter() -> None:
+    """Each reset segment starts from verl.model_merger's output: the base weights, the adapter apart."""
+    from core.compose import compose
+    from recipes.validate.kl import ref_reset
+
+    assert ref_reset(compose(["recipe=r1_zero"])) == []
+    (err,) = ref_reset(compose(["recipe=r1_zero", "actor_rollout_ref.model.lora_rank=8"]))
+    assert err.startswith("[rlvr.ref_reset_steps]") and "fix:" in err and "lora_rank=0" in err
