@@ -97,7 +97,7 @@ def target_error(model_path: str, lora: dict[str, Any]) -> str | None:
     no weights are read); ``lora`` holds ``lora_rank``, ``lora_alpha``, ``target_modules`` and
     ``exclude_modules`` as in ``actor_rollout_ref.model``. Returns peft's refusal, or None."""
     from peft import LoraConfig, inject_adapter_in_model  # peft, transformers: a LoRA launch only
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM  # as above
 
     config = AutoConfig.from_pretrained(model_path)
     with torch.device("meta"):
