@@ -64,6 +64,8 @@ def diff(
 
 
 def laptop_scale(cfg: DictConfig) -> str:
-    """The recipe's own laptop profile (``rlvr.laptop_scale``: ``laptop_base`` for recipes that start
-    from a base model in their papers; ``conf/config.yaml``'s default, ``laptop``, otherwise)."""
-    return str(cfg.rlvr.laptop_scale)
+    """The model option's profile (``rlvr.model_laptop_scale``, e.g. ``model=smollm2_135m`` ->
+    ``laptop_smollm2``), else the recipe's own laptop profile (``rlvr.laptop_scale``: ``laptop_base``
+    for recipes that start from a base model in their papers; ``conf/config.yaml``'s default,
+    ``laptop``, otherwise)."""
+    return str(OmegaConf.select(cfg, "rlvr.model_laptop_scale", default=None) or cfg.rlvr.laptop_scale)

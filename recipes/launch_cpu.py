@@ -9,7 +9,7 @@ returns each change (key, before, after, why) for ``recipes.run`` to print once:
   standalone replicas (``checkpoint_engine.backend=cpu_gloo``, :mod:`verl_cpu.checkpoint_engine`);
 - what only CUDA has: SDPA attention instead of flash-attention 2, FSDP2 (FSDP1 syncs module
   states on the GPU), fp32 (no bf16 autocast), no ``torch.compile`` (~20 s per process on a CPU,
-  the same numbers), no offload, no Ulysses sequence parallelism;
+  the same numbers), no Ulysses sequence parallelism (FSDP parameter and optimizer offload run);
 - Ray's resources: logical GPUs (veRL's pools always ask for them) and logical CPUs (with the 2
   Ray detects on a 2-core machine the TransferQueue start-up hangs), one agent-loop, reward and
   storage worker (each is a process), no dataloader workers, and the replica buffer's poll
@@ -19,7 +19,7 @@ returns each change (key, before, after, why) for ``recipes.run`` to print once:
 builds what the laptop profile reads (the task files, the base model or cold start, the
 distillation teacher) with the local engine's builders and points ``data.val_files`` at the first
 ``local.eval_samples`` held-out rows, the prompts the local engine evaluates on. Not covered: a
-GPU's numerics (bf16), vLLM/SGLang, NCCL, Ulysses, offload, tensor parallelism.
+GPU's numerics (bf16), vLLM/SGLang, NCCL, Ulysses, tensor parallelism.
 
 With ``RAY_ADDRESS`` set (:func:`joins_cluster`) the run joins that Ray cluster: ``trainer.nnodes``
 stays as given, each node declares its own logical GPUs and CPUs (``ray start`` with
@@ -123,10 +123,13 @@ _ENGINE: tuple[tuple[str, Any, str], ...] = (
     ("{s}.use_torch_compile", False, "compiling costs ~20 s per process on a CPU, same numbers"),
     ("{e}.use_torch_compile", False, "as above, the engine's copy"),
     ("{e}.mixed_precision", _FP32, "fp32: bf16 autocast puts log-probs ~2e-2 off"),
-    ("{e}.param_offload", False, "everything already lives in CPU memory"),
-    ("{e}.optimizer_offload", False, "everything already lives in CPU memory"),
     ("{e}.offload_policy", False, "everything already lives in CPU memory"),
-    ("{s}.ulysses_sequence_parallel_size", 1, "Ulysses sequence parallelism needs NCCL"),
+    (
+        "{s}.ulysses_sequence_parallel_size",
+        1,
+        "veRL patches Ulysses' all-to-all into flash-attention 2 only (verl/models/transformers/monkey_patch.py:551); "
+        "with SDPA each rank attends within its own slice and the log-probs are wrong (a world-size-2 run)",
+    ),
     ("{e}.ulysses_sequence_parallel_size", 1, "as above, the engine's copy"),
 )
 
@@ -320,11 +323,6 @@ def apply(cfg: DictConfig) -> list[tuple[str, Any, Any, str]]:
 #: What veRL's trainer cannot run on a CPU: (key, refused when, reason).
 REFUSED: list[tuple[str, Callable[[DictConfig], bool], str]] = [
     (
-        "actor_rollout_ref.model.lora_rank",
-        lambda c: int(_sel(c, "actor_rollout_ref.model.lora_rank") or 0) > 0,
-        "LoRA adapters are loaded into vLLM/SGLang; the CPU rollout takes full weights only",
-    ),
-    (
         "trainer.nnodes",
         lambda c: int(_sel(c, "trainer.nnodes") or 1) > 1 and not joins_cluster(),
         "several nodes need a Ray cluster, and RAY_ADDRESS is not set",
@@ -380,6 +378,7 @@ def prepare_inputs(
     if _reward_model(cfg):
         _check_reward_model(cfg)
     ensure_inputs(cfg, say)
+    _check_lora(cfg)
     return _held_out(cfg, run_dir)
 
 
@@ -404,6 +403,24 @@ def _check_reward_model(cfg: DictConfig) -> None:
             f"[{key}] {path} is a {kind}: veRL's reward request (/classify: one text, no step boundaries) gives "
             f"a score at the last token, not a {kind}'s step reading. Fix: reward_model=orm (one of "
             f"{', '.join(SERVED_KINDS)}), or engine=local, whose loop reads a PRM's steps"
+        )
+
+
+def _check_lora(cfg: DictConfig) -> None:
+    """A LoRA rank whose ``target_modules`` the model lacks stops here, before Ray starts (peft
+    would raise it in the trainer's worker)."""
+    model = _sel(cfg, "actor_rollout_ref.model")
+    if int(model.get("lora_rank") or 0) <= 0:
+        return
+    from verl_cpu.lora import target_error  # peft: a LoRA launch only
+
+    lora = OmegaConf.to_container(model, resolve=True)
+    err = target_error(str(Path(str(model.path)).expanduser()), lora)
+    if err:
+        raise ValueError(
+            f"[actor_rollout_ref.model.target_modules] {lora.get('target_modules')!r} with lora_rank="
+            f"{lora['lora_rank']}: {err} (model {model.path}; fix: name modules the model has, e.g. "
+            "actor_rollout_ref.model.target_modules=all-linear, or lora_rank=0 to train every weight)"
         )
 
 

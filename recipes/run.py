@@ -162,6 +162,8 @@ def _announce_laptop_scale(cfg: DictConfig, overrides: list[str]) -> str:
     laptop = "laptop" if given else laptop_scale(cfg)
     if laptop == "laptop_base":
         model = "a tiny base model pretrained locally on a designed corpus, on chain sums"
+    elif not given and cfg.rlvr.get("model_laptop_scale"):
+        model = f"the model option's own profile, {_model_option(overrides)}"
     elif not given:
         model += ", on the embedded arithmetic task"
     engine = resolve_engine(cfg.engine.name)
@@ -171,6 +173,12 @@ def _announce_laptop_scale(cfg: DictConfig, overrides: list[str]) -> str:
         "algorithmic settings are kept). Pass scale=... to change."
     )
     return laptop
+
+
+def _model_option(overrides: list[str]) -> str:
+    """``model=<name>`` as typed (the last one), or the recipe's model."""
+    typed = [o for o in overrides if _key(o) == "model"]
+    return typed[-1] if typed else "the recipe's model"
 
 
 def _resolved(cfg: DictConfig, key: str, written: object) -> str:

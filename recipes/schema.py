@@ -118,6 +118,7 @@ class RlvrConfig:
     recipe: str
     scale: str | None
     laptop_scale: str
+    model_laptop_scale: str | None
     seed: int
     ref_reset_steps: int | None
     overlong_buffer_len: int

@@ -16,7 +16,8 @@ The config changes a CPU run needs (FSDP2, fp32, SDPA, logical GPUs for Ray, ...
 environment are not here: :mod:`recipes.launch_verl` applies and prints them. With
 ``VERL_PLATFORM`` unset or not ``cpu`` importing this package registers the platform and the
 backend (harmless) and patches nothing. What still needs a GPU: vLLM/SGLang rollouts, NCCL,
-Ulysses sequence parallelism, offload, tensor parallelism.
+Ulysses sequence parallelism (its all-to-all is patched into flash-attention 2 only), tensor
+parallelism.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ to the second.
   first worker (on a multi-node Ray cluster the replicas spread over the nodes with their workers).
 - :class:`CPUServerAdapter` (inside each trainer worker, ``ActorRolloutRefWorker``): receives the
   actor's weights from veRL's checkpoint engine (every rank iterates them, since FSDP gathers full
-  tensors collectively) and the replica's leader rank sends them to its server.
+  tensors collectively) and the replica's leader rank sends them to its server; with a LoRA actor
+  (unmerged sync) the tensors are the adapter and its ``peft_config`` goes along (:mod:`verl_cpu.lora`).
 Not covered: tensor/pipeline parallel replicas (a replica is one process), partial rollouts.
 """
 
@@ -128,7 +129,12 @@ class CPUServerAdapter(BaseRollout):
         if not self.is_leader_rank or os.environ.get(SKIP_SYNC) == "1" or dropped:
             return
         server = ray.get_actor(server_name(self.replica_rank))
-        self.sent = await server.update_weights.remote(state, global_steps=kwargs.get("global_steps"))
+        self.sent = await server.update_weights.remote(
+            state,
+            global_steps=kwargs.get("global_steps"),
+            peft_config=kwargs.get("peft_config"),
+            base_sync_done=kwargs.get("base_sync_done", True),
+        )
 
     async def resume(self, tags: list[str]) -> None:
         return None

@@ -18,7 +18,8 @@ Weights come through veRL's own sync: the trainer's naive checkpoint engine hand
 parameters to :class:`verl_cpu.rollout.CPUServerAdapter`, which sends them to :meth:`update_weights`.
 Random state: one generator per server, seeded from the rollout seed and the replica rank; which
 requests share a batch depends on when they arrive, so a run is repeatable up to that.
-Not covered: multi-modal inputs, repetition penalties, stop strings, LoRA adapters, aborting a
+A LoRA actor's adapter (veRL's unmerged sync) is applied by :mod:`verl_cpu.lora`.
+Not covered: multi-modal inputs, repetition penalties, stop strings, aborting a
 request mid-decode (``abort_all_requests`` waits for the batch in flight).
 """
 
@@ -288,12 +289,38 @@ class CPURolloutServer:
         return {"prompt_ids": [*tids, [0] * width], "prompt_logprobs": [*lps, [0.0] * width]}
 
     # ------------------------------------------------------------------------------ weights
-    async def update_weights(self, state: dict[str, torch.Tensor], global_steps: int | None = None) -> int:
-        """Load the actor's parameters (names as in the HF model); returns how many tensors were loaded.
-        Refuses a state that shares no name with the model or leaves a parameter out."""
+    async def update_weights(
+        self,
+        state: dict[str, torch.Tensor],
+        global_steps: int | None = None,
+        peft_config: Any = None,
+        base_sync_done: bool = True,
+    ) -> int:
+        """Load the actor's parameters (names as in the HF model), or with ``peft_config`` a LoRA adapter
+        (:mod:`verl_cpu.lora`); returns how many tensors were loaded. Refuses a full state that shares no
+        name with the model or leaves a parameter out."""
+        if peft_config is not None and base_sync_done:
+            from verl_cpu.lora import apply_adapter  # peft: a LoRA run only
+
+            loaded = apply_adapter(self.model, peft_config, state)
+        else:
+            loaded = self._load_full(state)
+        if global_steps is not None:
+            self.global_steps = int(global_steps)
+        return loaded
+
+    def _load_full(self, state: dict[str, torch.Tensor]) -> int:
+        from verl_cpu.lora import own_name  # names only (the base weights of a LoRA model)
+
         own = dict(self.model.named_parameters())
-        unknown = sorted(set(state) - set(self.model.state_dict()))
-        missing = sorted(n for n in own if n not in state and not self._tied(n))
+        names = set(self.model.state_dict())
+        state = {own_name(n, names): t for n, t in state.items()}
+        unknown = sorted(set(state) - names)
+        missing = sorted(
+            n
+            for n in own
+            if n not in state and not self._tied(n) and ".lora_A." not in n and ".lora_B." not in n
+        )
         if unknown or missing:
             raise ValueError(
                 f"[verl_cpu] weight sync: {len(unknown)} names the rollout model lacks {unknown[:3]}, "
@@ -301,8 +328,6 @@ class CPURolloutServer:
             )
         with torch.no_grad():
             self.model.load_state_dict(state, strict=False)
-        if global_steps is not None:
-            self.global_steps = int(global_steps)
         return len(state)
 
     def _tied(self, name: str) -> bool:

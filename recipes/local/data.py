@@ -182,6 +182,12 @@ def truncate(ids: list[int], max_len: int, mode: str) -> list[int]:
     return out[0].tolist()
 
 
+def _profile_hint(cfg: DictConfig) -> str:
+    """``; or scale=<profile>`` when the model option has its own profile and another one is in use."""
+    own = OmegaConf.select(cfg, "rlvr.model_laptop_scale", default=None)
+    return f"; or scale={own}, the model's own profile" if own and own != cfg.rlvr.get("scale") else ""
+
+
 def load_split(cfg: DictConfig, key: str, tokenizer: Any, limit: int | None = None) -> list[Prompt]:
     """Prompts of ``data.<key>`` (``train_files``/``val_files``), at most ``limit``, overlong ones
     dropped, truncated or refused as ``data.filter_overlong_prompts`` / ``data.truncation`` say."""
@@ -207,7 +213,7 @@ def load_split(cfg: DictConfig, key: str, tokenizer: Any, limit: int | None = No
                     raise ValueError(
                         f"[data.max_prompt_length] ({max_len}) < {len(p.ids)} tokens for row {i} of {f} "
                         "(data.truncation=error); fix: raise data.max_prompt_length, shorten the prompts, "
-                        "data.truncation=left|right|middle, or data.filter_overlong_prompts=true"
+                        f"data.truncation=left|right|middle, or data.filter_overlong_prompts=true{_profile_hint(cfg)}"
                     )
                 p.ids, cut = truncate(p.ids, max_len, mode), cut + 1
             out.append(p)

@@ -25,7 +25,7 @@ critic's shapes) is raised on a laptop. What it keeps and what it changes (:func
   :mod:`recipes.launch_cpu`, each listed in the finding.
 
 Not rehearsed on a CPU (the finding names each that the config uses): vLLM/SGLang generation,
-Ulysses sequence parallelism, parameter/optimizer offload, tensor-parallel rollouts, bf16 numerics,
+Ulysses sequence parallelism, tensor-parallel rollouts, bf16 numerics,
 several nodes, GPU memory (the ``memory`` check estimates it).
 """
 
@@ -181,8 +181,6 @@ def not_rehearsed(cfg: DictConfig) -> list[str]:
     sps = {s: sp_size(sel(cfg, s)) for s in (A, F)}
     if any(v > 1 for v in sps.values()):
         out.append(f"Ulysses sequence parallelism (size {max(sps.values())})")
-    if any(sel(cfg, f"{s}.fsdp_config.{k}") for s in (A, F) for k in ("param_offload", "optimizer_offload")):
-        out.append("FSDP parameter/optimizer offload")
     if int(sel(cfg, f"{R}.tensor_model_parallel_size") or 1) > 1:
         out.append(f"tensor-parallel rollout (size {sel(cfg, f'{R}.tensor_model_parallel_size')})")
     if int(sel(cfg, "trainer.nnodes") or 1) > 1:

@@ -68,4 +68,12 @@ def ref_reset(cfg: DictConfig) -> list[str]:
             "[rlvr.ref_reset_steps] a reference reset interval without a reference model (no KL "
             "in loss or reward); fix: choose a kl option or set rlvr.ref_reset_steps=null"
         ]
+    if int(sel(cfg, "actor_rollout_ref.model.lora_rank") or 0) > 0:
+        # verl.model_merger writes a LoRA checkpoint as the base model plus lora_adapter/ beside it: the
+        # next segment would start from the base, and the policy trained so far would be lost
+        return [
+            "[rlvr.ref_reset_steps] a reference reset with LoRA (actor_rollout_ref.model.lora_rank>0): each "
+            "segment starts from verl.model_merger's output, which keeps the adapter apart from the base "
+            "weights, so the trained policy would be dropped; fix: rlvr.ref_reset_steps=null, or lora_rank=0"
+        ]
     return []

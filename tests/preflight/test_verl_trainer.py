@@ -37,7 +37,8 @@ def test_the_shape_keeps_updates_per_rollout_groups_and_budget_margins(hydra_ctx
     assert sel(out, "reward.custom_reward_function.path") == "pkg://recipes.preflight.rehearsal_reward"
     assert ("data.max_response_length", 20480, RESPONSE) in changes
     named = " ".join(not_rehearsed(cfg))
-    assert "Ulysses" in named and "offload" in named and "tensor-parallel" in named and "vllm" in named
+    assert "Ulysses" in named and "tensor-parallel" in named and "vllm" in named
+    assert "offload" not in named  # FSDP offload runs on the CPU: the rehearsal runs it
 
 
 def test_a_config_the_cpu_cannot_run_is_reported_as_not_run_never_as_passed(
