@@ -201,20 +201,21 @@ PLAN: dict[str, Plan] = {
         "slow", run=f'make run RECIPE=dapo ENGINE=local ARGS="{SHORT}"'
     ),
     "make test-all": Plan("self", why="the suite itself"),
-    "make test-cluster": Plan("self", why="the cluster suite (tests/cluster), which CI runs after make test"),
+    "make test-cluster": Plan(
+        "self", why="the cluster suite (tests/cluster): real Slurm and Ray daemons, run on its own"
+    ),
     "python -m recipes.run recipe=grpo engine=verl cluster=slurm trainer.nnodes=2 [cluster.partition=...] [dry_run=true]": Plan(
         "fast",
         run="python -m recipes.run recipe=grpo engine=verl cluster=slurm trainer.nnodes=2 preflight=false "
         "dry_run=true run_dir=runs/doc-slurm",
         why="no Slurm cluster in this suite: the dry run writes and prints the job script (make test-cluster submits it)",
     ),
-    "python -m core.clusters.ray_local start --dir /tmp/rc --nodes 2 --num-cpus 16 --num-gpus 1": Plan(
+    "python -m recipes.run engine=verl recipe=grpo actor_rollout_ref.model.path=<tiny model> "
+    "trainer.n_gpus_per_node=2 actor_rollout_ref.actor.ulysses_sequence_parallel_size=2 "
+    "reward.custom_reward_function.path=pkg://recipes.preflight.rehearsal_reward preflight=false": Plan(
         "self",
-        why="starts Ray nodes: tests/cluster/test_ray_cluster.py starts and stops one (make test-cluster)",
-    ),
-    "python -m core.clusters.ray_local stop --dir /tmp/rc": Plan(
-        "self",
-        why="stops the cluster started above: tests/cluster/test_ray_cluster.py does (make test-cluster)",
+        why="shows Ulysses computing other log-probs on a CPU; it needs the Ulysses rows of recipes/launch_cpu.py "
+        "taken out, which a CPU run otherwise sets to 1",
     ),
     "python -m core.clusters.slurm_local start --dir /tmp/slurm-local": Plan(
         "self",

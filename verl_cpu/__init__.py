@@ -26,12 +26,10 @@ import os
 
 import core  # noqa: F401 - first: pins the CPU arithmetic before veRL imports torch (core.numerics)
 from verl_cpu import patches
-from verl_cpu.platform import PlatformCPU
+from verl_cpu.platform import CHECKPOINT_ENGINE, PlatformCPU
 
 __all__ = ["CHECKPOINT_ENGINE", "ENV", "PlatformCPU", "active", "install"]
 
-#: The checkpoint engine the async trainer modes sync standalone replicas with (:mod:`verl_cpu.checkpoint_engine`).
-CHECKPOINT_ENGINE = "cpu_gloo"
 
 #: The environment a process of a CPU run needs (forwarded to every Ray process by the launch).
 ENV = {

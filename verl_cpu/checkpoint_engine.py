@@ -35,7 +35,7 @@ import torch.distributed as dist
 from verl.checkpoint_engine.base import CheckpointEngine, CheckpointEngineRegistry
 from verl.utils.net_utils import get_free_port
 
-from verl_cpu import CHECKPOINT_ENGINE
+from verl_cpu.platform import CHECKPOINT_ENGINE
 
 #: The backend's name: ``actor_rollout_ref.rollout.checkpoint_engine.backend=cpu_gloo``.
 NAME = CHECKPOINT_ENGINE

@@ -27,6 +27,11 @@ from verl.plugin.platform.platform_manager import PlatformRegistry, set_platform
 _ZERO = ("max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved")
 
 
+#: The checkpoint engine the async trainer modes sync standalone replicas with over gloo
+#: (:mod:`verl_cpu.checkpoint_engine`; ``actor_rollout_ref.rollout.checkpoint_engine.backend``).
+CHECKPOINT_ENGINE = "cpu_gloo"
+
+
 def device_module() -> ModuleType:
     """``torch.cpu`` plus the calls veRL makes of a device module (memory numbers from psutil;
     ``get/set_rng_state`` are the CPU generator's, which veRL's checkpoints save and restore under

@@ -25,11 +25,31 @@ from omegaconf import DictConfig
 
 from core.cli import hydra_main, require, route_argv
 from recipes.preflight import CHECKS, preflight
-from recipes.preflight.context import Context
+from recipes.preflight.context import Context, sel
 from recipes.preflight.report import Report
-from recipes.preflight.target import decide, describe, judged, known
-from recipes.run import default_run_dir, prepare_config
+from recipes.preflight.target import describe, judged, known
+from recipes.run import default_run_dir, here_on_cpu, prepare_config
 from recipes.validate import ConfigError, validate
+
+
+def decide(cfg: DictConfig, engine: str, asked: str = "auto") -> tuple[str, str]:
+    """(``local``, ``cpu`` or ``gpu``, why) for a composed config (:mod:`recipes.preflight.target`); a
+    ``ValueError`` naming ``target`` for a value it does not take or a target without ``engine=verl``."""
+    known(asked)
+    if engine != "verl":
+        if asked != "auto":
+            raise ValueError(f"[target] target={asked} judges a run of veRL's trainer; fix: engine=verl")
+        return "local", f"engine={engine}: the local engine's run on this CPU"
+    if asked != "auto":
+        return asked, f"target={asked}"
+    if not here_on_cpu(cfg, engine):
+        return "gpu", "a dry run writes the launch for a GPU machine" if cfg.dry_run else "CUDA GPUs here"
+    if int(sel(cfg, "trainer.n_gpus_per_node") or 0) == 0:
+        return (
+            "cpu",
+            "no GPU here and the profile asks for none (trainer.n_gpus_per_node=0): make run ENGINE=verl runs it here",
+        )
+    return "gpu", "no GPU here and the profile asks for GPUs: planned from this machine for the GPU nodes"
 
 
 def _verl_engine(ctx: Context) -> dict[str, float]:

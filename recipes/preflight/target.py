@@ -1,6 +1,6 @@
 """Which run a pre-flight judges: the run on GPU nodes, or the CPU run veRL's trainer makes here.
 
-``engine=verl`` on a machine without a GPU can mean two runs (:func:`decide`, ``target=auto``):
+``engine=verl`` on a machine without a GPU can mean two runs (``recipes.preflight.__main__.decide``, ``target=auto``):
 
 - **the CPU run**, what ``make run ENGINE=verl`` runs on this machine: a profile that asks for no
   GPU (``trainer.n_gpus_per_node=0``: the laptop profiles, which ``make run`` and the pre-flight pick
@@ -40,28 +40,6 @@ def known(asked: str) -> str:
     if asked not in TARGETS:
         raise ValueError(f"[target] unknown target {asked!r}; fix: target=auto, target=cpu or target=gpu")
     return asked
-
-
-def decide(cfg: DictConfig, engine: str, asked: str = "auto") -> tuple[str, str]:
-    """(``local``, ``cpu`` or ``gpu``, why) for a composed config (see the module docstring); a
-    ``ValueError`` naming ``target`` for a value it does not take or a target without ``engine=verl``."""
-    from recipes.run import here_on_cpu  # the launch machinery: only the CLI decides
-
-    known(asked)
-    if engine != "verl":
-        if asked != "auto":
-            raise ValueError(f"[target] target={asked} judges a run of veRL's trainer; fix: engine=verl")
-        return "local", f"engine={engine}: the local engine's run on this CPU"
-    if asked != "auto":
-        return asked, f"target={asked}"
-    if not here_on_cpu(cfg, engine):
-        return "gpu", "a dry run writes the launch for a GPU machine" if cfg.dry_run else "CUDA GPUs here"
-    if int(sel(cfg, "trainer.n_gpus_per_node") or 0) == 0:
-        return (
-            "cpu",
-            "no GPU here and the profile asks for none (trainer.n_gpus_per_node=0): make run ENGINE=verl runs it here",
-        )
-    return "gpu", "no GPU here and the profile asks for GPUs: planned from this machine for the GPU nodes"
 
 
 def describe(cfg: DictConfig, engine: str) -> str:

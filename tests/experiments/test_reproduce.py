@@ -92,7 +92,7 @@ def test_the_recorded_comparison_renders_with_its_misses(tmp_path: Path, monkeyp
         in text
     )
     assert "| acc gain | " in text and "| 1/2 |" in text
-    from docgen.r1_zero import r1_zero_headline
+    from docgen.r1_zero import r1_zero_headline, r1_zero_two_machines
 
     results.write_table("reproduce", "unfused_adamw", {"seeds": [0, 1], "rows": rows, "inputs": inputs})
     records = {
@@ -105,10 +105,12 @@ def test_the_recorded_comparison_renders_with_its_misses(tmp_path: Path, monkeyp
     n = len(rows)  # the fresh values are the committed ones but one
     assert f"{n - 1} of {n} values identical to the committed run's and {n - 1} inside" in head
     assert "inside the committed seeds' range, from **another** base model" in head
-    # the record made before the fix: the records of the time beside its fresh seeds
-    rows_of = [x for x in head.splitlines() if x.startswith("| outcome + format 0.1 (the recipe) | ")]
-    assert len(rows_of) == 3  # the arms' summary, then the two machines
-    committed_row, fresh_row = rows_of[1:]
+    # the record made before the fix (docs/provenance.md): the records of the time beside its fresh seeds
+    assert len([x for x in head.splitlines() if x.startswith("| outcome + format 0.1 (the recipe) | ")]) == 1
+    two = r1_zero_two_machines().markdown
+    rows_of = [x for x in two.splitlines() if x.startswith("| outcome + format 0.1 (the recipe) | ")]
+    assert len(rows_of) == 2  # the two machines
+    committed_row, fresh_row = rows_of
     assert "| first (records of the time) |" in committed_row
     assert committed_row.endswith("| 2/2 | 2/2 |")  # committed seeds 0 and 1 meet both targets
     assert fresh_row.endswith("| 1/2 | 2/2 |")  # seed 1's accuracy gain misses the +15-point target

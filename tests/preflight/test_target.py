@@ -17,8 +17,8 @@ from core.cli import call
 from core.compose import context
 from recipes import launch_cpu
 from recipes.preflight import preflight, settings
-from recipes.preflight.__main__ import command
-from recipes.preflight.target import REHEARSED_ON, decide, describe, judged
+from recipes.preflight.__main__ import command, decide
+from recipes.preflight.target import REHEARSED_ON, describe, judged
 from recipes.run import prepare_config
 
 
