@@ -50,6 +50,9 @@ RM = "reward.reward_model"
 #: node of a CPU Ray cluster declares as many (``recipes.cluster.ray_check.node_start_args``).
 RAY_CPUS = CPU_NODE_CPUS
 
+#: Ray's setting of the niceness of the worker processes a raylet starts (``ray_config_def.h``).
+NICENESS_ENV = "RAY_worker_niceness"
+
 
 def joins_cluster() -> bool:
     """Whether the run joins an existing Ray cluster: ``RAY_ADDRESS`` is set (veRL's ``ray.init``
@@ -274,7 +277,8 @@ CHANGES: list[Change] = [
         lambda c: {**_given_env(c), **env(c)},
         "the CPU platform in every Ray process (added to the config's own)",
         shown="VERL_USE_EXTERNAL_MODULES=verl_cpu, VERL_PLATFORM=cpu, VERL_ENGINE_DEVICE=cuda, "
-        "VERL_CPU_THREADS=local.threads, TQ_NUM_THREADS=the cores (8 at most)",
+        "VERL_CPU_THREADS=local.threads, TQ_NUM_THREADS=the cores (8 at most), "
+        "RAY_worker_niceness=0 (Ray's default 15 starves the trainer under any other load; a value given is kept)",
     ),
     Change(
         "transfer_queue.backend.SimpleStorage.num_data_storage_units",
@@ -294,13 +298,27 @@ def _given_env(cfg: DictConfig) -> dict[str, str]:
     return {str(k): str(v) for k, v in (OmegaConf.to_container(given, resolve=True) if given else {}).items()}
 
 
+#: Ray starts its workers at this niceness (its own default is 15: under any competing process at
+#: niceness 0 the whole trainer waits); a config that sets ``RAY_worker_niceness`` keeps its value.
+WORKER_NICENESS = 0
+
+
 def env(cfg: DictConfig | None = None) -> dict[str, str]:
-    """The environment of every process of a CPU run: :data:`verl_cpu.ENV` and the torch thread count
-    (``local.threads``: 1 is fastest on a shared 2-core machine)."""
+    """The environment of every process of a CPU run: :data:`verl_cpu.ENV`, the torch thread count
+    (``local.threads``: 1 is fastest on a shared 2-core machine) and Ray's worker niceness
+    (:data:`WORKER_NICENESS`, read by the raylet the trainer's ``ray.init`` starts)."""
     threads = int(_sel(cfg, "local.threads") or 1) if cfg is not None else 1
     # TransferQueue's thread pools default to 8 threads and warn, once per call, on fewer cores
     tq = min(8, os.cpu_count() or 1)
-    return {**verl_cpu.ENV, "VERL_CPU_THREADS": str(threads), "TQ_NUM_THREADS": str(tq)}
+    nice = (
+        _given_env(cfg).get(NICENESS_ENV, str(WORKER_NICENESS)) if cfg is not None else str(WORKER_NICENESS)
+    )
+    return {
+        **verl_cpu.ENV,
+        "VERL_CPU_THREADS": str(threads),
+        "TQ_NUM_THREADS": str(tq),
+        NICENESS_ENV: nice,
+    }
 
 
 def apply(cfg: DictConfig) -> list[tuple[str, Any, Any, str]]:

@@ -10,7 +10,8 @@ every Ray process, when ``VERL_USE_EXTERNAL_MODULES=verl_cpu``: ``verl/__init__.
   trainers' weight sync to standalone replicas over gloo; ``...checkpoint_engine.backend=cpu_gloo``);
 - applies the patches of veRL internals that no config reaches (:mod:`verl_cpu.patches`), each
   pinned to the veRL version and source it was written for;
-- sets torch's thread count from ``VERL_CPU_THREADS``.
+- sets torch's thread count from ``VERL_CPU_THREADS``;
+- with ``VERL_CPU_PROFILE=<file>``, times veRL's phases in every process (:mod:`verl_cpu.probe`).
 
 The config changes a CPU run needs (FSDP2, fp32, SDPA, logical GPUs for Ray, ...) and the
 environment are not here: :mod:`recipes.launch_verl` applies and prints them. With
@@ -25,7 +26,7 @@ from __future__ import annotations
 import os
 
 import core  # noqa: F401 - first: pins the CPU arithmetic before veRL imports torch (core.numerics)
-from verl_cpu import patches
+from verl_cpu import patches, probe
 from verl_cpu.platform import CHECKPOINT_ENGINE, PlatformCPU
 
 __all__ = ["CHECKPOINT_ENGINE", "ENV", "PlatformCPU", "active", "install"]
@@ -66,6 +67,7 @@ def install() -> list[str]:
     from verl_cpu.server import set_threads  # torch: on the CPU platform only
 
     set_threads()
+    probe.install()
     return patches.apply()
 
 
