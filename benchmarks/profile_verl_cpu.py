@@ -221,6 +221,16 @@ def step_phases(run_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
         steps.setdefault(int(row["step"]), {}).update(
             {k: float(v) for k, v in row["data"].items() if k.startswith("timing_s/")}
         )
+    sizes: dict[int, dict[str, float]] = {}
+    for line in (run_dir / "metrics.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        sizes.setdefault(int(row["step"]), {}).update(
+            {
+                k: float(row["data"][k])
+                for k in ("response_length/mean", "prompt_length/mean")
+                if k in row["data"]
+            }
+        )
     trained = [s for s in sorted(steps) if s > 0 and "timing_s/step" in steps[s]]
     later = trained[1:] or trained
     keys = sorted({k for s in later for k in steps[s]})
@@ -238,9 +248,22 @@ def step_phases(run_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "cpu_s": sum(r["cpu_s"] for r in rs) / n,
         }
 
+    cfg = OmegaConf.load(run_dir / "config.yaml")
+    size = {
+        k: statistics.median(sizes[s][k] for s in later if k in sizes.get(s, {}))
+        for k in ("response_length/mean", "prompt_length/mean")
+        if any(k in sizes.get(s, {}) for s in later)
+    }
     return {
         "steps": len(trained),
         "median_s": med,
+        "responses": int(cfg.data.train_batch_size) * int(cfg.actor_rollout_ref.rollout.n),
+        "ppo_epochs": int(cfg.actor_rollout_ref.actor.ppo_epochs),
+        "uses_reference": bool(OmegaConf.select(cfg, "actor_rollout_ref.actor.use_kl_loss", default=False))
+        or bool(OmegaConf.select(cfg, "algorithm.use_kl_in_reward", default=False)),
+        "model": str(cfg.actor_rollout_ref.model.path),
+        "threads": int(OmegaConf.select(cfg, "local.threads", default=1) or 1),
+        "lengths": size,
         "inside": {
             p: per_step(p) for p in ("worker.infer_batch", "worker.train_mini_batch", "server.decode")
         },
@@ -262,7 +285,8 @@ def profile_arm(
     from verl_cpu.probe import PROFILE_ENV, read
 
     run_dir, probe = work / name, work / f"{name}.probe.jsonl"
-    cmd = [sys.executable, "-m", "recipes.run", "engine=verl", f"run_dir={run_dir}", *overrides]
+    engine = [] if any(o.startswith("engine=") for o in overrides) else ["engine=verl"]
+    cmd = [sys.executable, "-m", "recipes.run", *engine, f"run_dir={run_dir}", *overrides]
     env = {**os.environ, PROFILE_ENV: str(probe)}
     log = work / f"{name}.log"
     load = busy(compete)
@@ -294,14 +318,16 @@ def profile_arm(
     server_cpu = sum(r["cpu_s"] for r in roles if r["role"] == "CPURolloutServer")
     decode_cpu = sum(r["cpu_s"] for r in rows if r["phase"] == "server.decode")
     return {
-        "command": " ".join(["python", "-m", "recipes.run", "engine=verl", *overrides]),
+        "command": " ".join(["python", "-m", "recipes.run", *engine, *overrides]),
         "competing_processes": compete,
         "process_starts_s": sampler.starts(t_launch),
         "wall_s": t_end - t_launch,
         "cpu_s": sum(r["cpu_s"] for r in roles),
         "roles": roles,
         "startup": startup(rows, t_launch),
-        "first_step_from_launch_s": (win["startup"][0][1] - t_launch) if win.get("startup") else None,
+        "first_step_from_launch_s": (
+            (win["startup"][0][1] - t_launch) if any(r["phase"] == "fit" for r in rows) else None
+        ),
         "windows": cpu_in,
         "per_step": step_phases(run_dir, rows),
         "rollout_server_cpu_outside_decode_s": server_cpu - decode_cpu,
@@ -309,12 +335,95 @@ def profile_arm(
     }
 
 
+def matmul_gflops(threads: int, m: int, k: int, n: int, seconds: float = 1.5) -> float:
+    """torch's fp32 ``(m, k) @ (k, n)`` on ``threads`` threads: GFLOP/s over ``seconds``."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        a @ b
+        reps, t0 = 0, time.perf_counter()
+        while (elapsed := time.perf_counter() - t0) < seconds:
+            a @ b
+            reps += 1
+        return 2 * m * k * n * reps / elapsed / 1e9
+    finally:
+        torch.set_num_threads(before)
+
+
+def matmul_params(model_path: str) -> dict[str, int]:
+    """The model's weights that are matmuls (every ``nn.Linear``, the LM head included), its width and
+    its MLP width, from its config (built on the meta device: no weights read)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = AutoConfig.from_pretrained(model_path)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(cfg)
+    n = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+    return {"matmul_params": n, "hidden": int(cfg.hidden_size), "mlp": int(cfg.intermediate_size)}
+
+
+def limit(records: dict[str, dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """The arms' step phases against torch's matmul on this machine, at 1 and 2 threads.
+
+    FLOPs per step from the run's own sizes (B responses of P prompt + R response tokens, N matmul
+    weights; attention's own products, ~5% at these lengths, are left out): generation 2N·B(P+R) against
+    the matmul of one decode step (B rows); each log-prob pass 2N·B(P+R) and the update 6N·B(P+R) per
+    epoch (the local engine's ``update_actor`` phase also holds its reference pass) against a
+    training-sized matmul. ``x_limit`` is how many times slower than the matmul rate a phase ran."""
+    out: dict[str, Any] = {"arms": {}, "matmul_gflops": {}}
+    shapes: dict[str, tuple[int, int, int]] = {}
+    for name in names:
+        rec = records[name]
+        ps = rec["per_step"]
+        size = matmul_params(ps["model"])
+        b, p, r = ps["responses"], ps["lengths"]["prompt_length/mean"], ps["lengths"]["response_length/mean"]
+        n, tokens = size["matmul_params"], b * (p + r)
+        shapes = {
+            "decode": (b, size["hidden"], size["mlp"]),
+            "train": (min(int(tokens), 4096), size["hidden"], size["mlp"]),
+        }
+        local = "engine=local" in rec["command"]
+        ref = 2 * n * tokens if (local and ps["uses_reference"]) else 0
+        flops = {
+            "gen": (2 * n * tokens, "decode"),
+            "old_log_prob": (2 * n * tokens, "train"),
+            "ref": (2 * n * tokens, "train"),
+            "update_actor": (6 * n * tokens * ps["ppo_epochs"] + ref, "train"),
+        }
+        out["arms"][name] = {
+            "threads": ps["threads"],
+            "sizes": {"responses": b, "prompt": p, "response": r, **size},
+            "phases": {
+                ph: {
+                    "flops": f,
+                    "seconds": ps["median_s"][ph],
+                    "gflops": f / ps["median_s"][ph] / 1e9,
+                    "shape": shp,
+                }
+                for ph, (f, shp) in flops.items()
+                if ps["median_s"].get(ph)
+            },
+        }
+    for threads in (1, 2):
+        out["matmul_gflops"][str(threads)] = {k: matmul_gflops(threads, *v) for k, v in shapes.items()}
+    out["shapes"] = {k: list(v) for k, v in shapes.items()}
+    for arm in out["arms"].values():
+        for ph in arm["phases"].values():
+            for threads in ("1", "2"):
+                ph[f"x_limit_{threads}thread"] = out["matmul_gflops"][threads][ph["shape"]] / ph["gflops"]
+    return out
+
+
 def warm(overrides: list[str]) -> None:
     """Build what an arm reads (its base model, the task files) before it is timed."""
     from recipes.local import ensure_inputs  # the builders (torch)
     from recipes.run import prepare_config
 
-    keep = [o for o in overrides if "ray_kwargs" not in o]
+    keep = [o for o in overrides if "ray_kwargs" not in o and not o.startswith("engine=")]
     cfg, _, _, _ = prepare_config([*keep, "engine=local"], changes=False)
     ensure_inputs(cfg)
 
@@ -339,9 +448,16 @@ def command(a: DictConfig) -> int:
             out[name] = rec
             (work / f"{name}.profile.json").write_text(json.dumps(rec, indent=1, default=list))
             top = ", ".join(f"{r['role']} {r['cpu_s']:.0f}" for r in rec["roles"][:6])
+            first = rec["first_step_from_launch_s"]
             print(f"[{name}] wall {rec['wall_s']:.0f} s, CPU {rec['cpu_s']:.0f} s ({top}); "
-                  f"first step at {rec['first_step_from_launch_s']:.0f} s")  # fmt: skip
-    payload = {"arms": out, "settings": {"interval_s": float(a.interval_s)}, "load_avg_before": list(load0),
+                  f"first step at {first if first is None else round(first)} s")  # fmt: skip
+    lim = [str(x) for x in a.limit_arms if str(x) in out]
+    if lim:
+        out_limit = limit(out, lim)
+        for name, arm in out_limit["arms"].items():
+            worst = ", ".join(f"{k} {v['x_limit_1thread']:.1f}x" for k, v in arm["phases"].items())
+            print(f"[limit] {name}: times slower than the 1-thread matmul: {worst}")
+    payload = {"limit": out_limit if lim else None, "arms": out, "settings": {"interval_s": float(a.interval_s)}, "load_avg_before": list(load0),
                "load_avg_after": list(os.getloadavg())}  # fmt: skip
     if a.record:
         path = results.write_table(experiment, "latest", payload)

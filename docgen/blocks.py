@@ -86,6 +86,7 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "verl-cpu-changes": verl_cpu.changes_block,
         "verl-cpu-recipes": verl_cpu.recipes_block,
         "verl-cpu-bench": verl_cpu.verl_cpu_bench,
+        "verl-cpu-profile": verl_cpu.verl_cpu_profile,
         "verl-async-bench": verl_async.verl_async_bench,
         "preflight-timings": benchmarks.preflight_timings,
         "numerics-cost": benchmarks.numerics_cost,  # docs/first_run.md

@@ -7,7 +7,10 @@
 - ``verl-cpu-recipes``: ``results/verl_cpu_recipes/latest.json``: every recipe's 2 steps on veRL's
   trainer on this CPU (exit, wall, s/step, phases, last-step metrics), world size 2 and a resume;
 - ``verl-cpu-bench``: ``results/bench_verl_cpu/latest.json``: veRL's trainer vs the local engine per
-  step and phase, and the rollout backend batched vs one request at a time.
+  step and phase, and the rollout backend batched vs one request at a time;
+- ``verl-cpu-profile``: ``results/profile_verl_cpu/latest.json``: where a veRL CPU run spends its time
+  (CPU per process role, the start-up in order, windows, per-step phases), and Ray's worker niceness
+  beside a competing process.
 """
 
 from __future__ import annotations
@@ -165,3 +168,140 @@ def verl_cpu_bench() -> Rendered:
         f"{ratio['wall']['batched/sampler']:.2f} (wall)."
     )
     return Rendered(text, sources=[source_line("results/bench_verl_cpu/latest.json", res.get("provenance"))])
+
+
+def _profile_arm(name: str, arm: dict[str, Any]) -> str:
+    """One profiled run: CPU per process role, the start-up in order, the windows, one step's phases."""
+    roles = arm["roles"]
+    top, rest = roles[:10], roles[10:]
+    rrows = [
+        [f"`{r['role']}`", r["processes"], f"{r['cpu_s']:.1f}", f"{r['alive_s']:.0f}", f"{r['rss_mb']:.0f}"]
+        for r in top
+    ]
+    if rest:
+        rrows.append(
+            [
+                f"{len(rest)} more roles",
+                sum(r["processes"] for r in rest),
+                f"{sum(r['cpu_s'] for r in rest):.1f}",
+                "",
+                "",
+            ]
+        )
+    starts = arm["process_starts_s"]
+    srows = [
+        [f"process `{k}` starts", f"{v:.1f}", ""] for k, v in starts.items() if k not in ("launch.sh", "?")
+    ]
+    srows += [
+        [f"`{s['phase']}` ({s['role']})", f"{s['from_launch_s']:.1f}", f"{s['wall_s']:.1f}"]
+        for s in arm["startup"]
+    ]
+    srows.sort(key=lambda r: float(r[1]))
+    wrows = []
+    for w in ("startup", "validation", "training", "shutdown"):
+        if w not in arm["windows"]:
+            continue
+        v = arm["windows"][w]
+        cpu = sorted(v["cpu_s"].items(), key=lambda kv: -kv[1])
+        wrows.append(
+            [
+                w,
+                f"{v['wall_s']:.1f}",
+                f"{sum(c for _, c in cpu):.1f}",
+                ", ".join(f"{k} {c:.1f}" for k, c in cpu[:4]),
+            ]
+        )
+    ps = arm["per_step"]
+    inside = ps["inside"]
+    prow = [[k, f"{v:.2f}"] for k, v in ps["median_s"].items()]
+    irow = ", ".join(f"`{k}` {v['wall_s']:.2f} s wall / {v['cpu_s']:.2f} s CPU" for k, v in inside.items())
+    return (
+        f"**{name}** — `{arm['command']}`: {arm['wall_s']:.0f} s wall, {arm['cpu_s']:.0f} s CPU over all its processes; "
+        + (
+            f"the first training step starts {arm['first_step_from_launch_s']:.0f} s after the launch.\n\n"
+            if arm["first_step_from_launch_s"] is not None
+            else "\n\n"
+        )
+        + Table(["process role", "processes", "CPU s", "alive s", "peak RSS MB (one)"], rrows).markdown()
+        + "\n\nStart-up, in order (seconds from the launch):\n\n"
+        + Table(["event", "at s", "wall s"], srows).markdown()
+        + "\n\n"
+        + Table(["window", "wall s", "CPU s (all processes)", "largest CPU by role"], wrows).markdown()
+        + f"\n\nPer step ({ps['steps']} steps; medians of steps 2..), veRL's phases (`timing_s/*`, wall s): "
+        + ", ".join(f"{k} {v}" for k, v in prow)
+        + f". Inside them, per step, the workers' own compute: {irow}. The rollout server spent "
+        f"{arm['rollout_server_cpu_outside_decode_s']:.1f} s CPU outside its decodes (start-up and idle polls)."
+    )
+
+
+def verl_cpu_profile() -> Rendered:
+    """Where a veRL CPU run spends its time (``results/profile_verl_cpu/latest.json``)."""
+    res = table("profile_verl_cpu", "latest")
+    if res is None:
+        return missing("profile_verl_cpu")
+    arms = res["arms"]
+    parts = [_profile_arm(n, arms[n]) for n in ("r1_zero", "smollm2") if n in arms]
+    nice = [n for n in ("grpo", "grpo_loaded", "grpo_loaded_nice15") if n in arms]
+    if nice:
+        rows = [
+            [
+                f"`{n}`",
+                arms[n]["competing_processes"],
+                ", ".join(
+                    f"{k} {'/'.join(map(str, v))}"
+                    for k, v in arms[n]["nice"].items()
+                    if k in ("WorkerDict", "TaskRunnerV1")
+                ),
+                f"{arms[n]['wall_s']:.0f}",
+                f"{arms[n]['first_step_from_launch_s']:.0f}",
+                f"{arms[n]['per_step']['median_s'].get('step', float('nan')):.2f}",
+            ]
+            for n in nice
+        ]
+        parts.append(
+            "Ray's worker niceness, the same grpo run alone, beside one CPU-bound process at niceness 0, and "
+            "beside it with Ray's default niceness given back (`RAY_worker_niceness=15`):\n\n"
+            + Table(
+                ["arm", "competing processes", "niceness seen", "wall s", "first step at s", "s/step"], rows
+            ).markdown()
+        )
+    lim = res.get("limit")
+    if lim:
+        mm = lim["matmul_gflops"]
+        rows = []
+        for name, arm in lim["arms"].items():
+            for ph, v in arm["phases"].items():
+                rows.append(
+                    [f"`{name}` ({arm['threads']} thread(s))", ph, f"{v['flops'] / 1e9:.3g}", f"{v['seconds']:.2f}",
+                     f"{v['gflops']:.1f}", v["shape"], f"{v['x_limit_1thread']:.1f}", f"{v['x_limit_2thread']:.1f}"]
+                )  # fmt: skip
+        shapes = ", ".join(
+            f"{k} `{'x'.join(map(str, lim['shapes'][k]))}`: {mm['1'][k]:.1f} GFLOP/s at 1 thread, {mm['2'][k]:.1f} at 2"
+            for k in lim["shapes"]
+        )
+        parts.append(
+            "Against the machine: torch's fp32 matmul here, measured in the same invocation ("
+            + shapes
+            + "). "
+            "FLOPs per step from each run's own sizes: generation and each log-prob pass 2N per token, the "
+            "update 6N per token and epoch (N: the model's matmul weights; attention's own products left out); "
+            "`x limit`: how many times slower than the matmul a phase ran.\n\n"
+            + Table(
+                [
+                    "run",
+                    "phase",
+                    "GFLOP",
+                    "s",
+                    "GFLOP/s",
+                    "matmul shape",
+                    "x limit (1 thread)",
+                    "x limit (2 threads)",
+                ],
+                rows,
+            ).markdown()
+        )
+    load = f"Load average (1, 5, 15 min) before: {res['load_avg_before']}, after: {res['load_avg_after']}."
+    return Rendered(
+        "\n\n".join(parts) + "\n\n" + load,
+        sources=[source_line("results/profile_verl_cpu/latest.json", res.get("provenance"))],
+    )

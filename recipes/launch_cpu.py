@@ -278,7 +278,8 @@ CHANGES: list[Change] = [
         "the CPU platform in every Ray process (added to the config's own)",
         shown="VERL_USE_EXTERNAL_MODULES=verl_cpu, VERL_PLATFORM=cpu, VERL_ENGINE_DEVICE=cuda, "
         "VERL_CPU_THREADS=local.threads, TQ_NUM_THREADS=the cores (8 at most), "
-        "RAY_worker_niceness=0 (Ray's default 15 starves the trainer under any other load; a value given is kept)",
+        "RAY_worker_niceness=0 (Ray's workers at the trainer's niceness: its default +15 starves them beside any "
+        "other process; a value given is kept)",
     ),
     Change(
         "transfer_queue.backend.SimpleStorage.num_data_storage_units",
@@ -298,8 +299,8 @@ def _given_env(cfg: DictConfig) -> dict[str, str]:
     return {str(k): str(v) for k, v in (OmegaConf.to_container(given, resolve=True) if given else {}).items()}
 
 
-#: Ray starts its workers at this niceness (its own default is 15: under any competing process at
-#: niceness 0 the whole trainer waits); a config that sets ``RAY_worker_niceness`` keeps its value.
+#: The niceness Ray adds to its workers' (its own default is 15: beside any competing process at the
+#: same niceness the whole trainer waits); a config that sets ``RAY_worker_niceness`` keeps its value.
 WORKER_NICENESS = 0
 
 

@@ -4,8 +4,8 @@ With ``VERL_CPU_PROFILE=<file>`` in the environment of every process of a run (t
 it like :data:`verl_cpu.ENV`), importing :mod:`verl_cpu` wraps the veRL functions of :data:`PHASES`
 with a timer that appends one JSON line per call to ``<file>``: the phase, the process (pid and its
 Ray role, e.g. ``TaskRunnerV1``, ``WorkerDict``, ``CPURolloutServer``), wall start and end
-(``time.time()``) and the process's CPU seconds during the call (``time.process_time()``: every
-thread of the process). Lines are appended with one ``write`` each (``O_APPEND``), so the processes
+(``time.time()``), the process's CPU seconds during the call (``time.process_time()``: every
+thread of the process) and its niceness. Lines are appended with one ``write`` each (``O_APPEND``), so the processes
 of a run share the file. The wrappers call the wrapped function unchanged: a timer, not a patch.
 
 What it does not do: sample the processes (:mod:`benchmarks.profile_verl_cpu` polls each process's
@@ -84,6 +84,7 @@ def timed(fn: Callable, phase: str, path: str) -> Callable:
             "start": t0,
             "end": time.time(),
             "cpu_s": time.process_time() - c0,
+            "nice": os.nice(0),
         }
 
     if inspect.iscoroutinefunction(fn):
@@ -138,8 +139,11 @@ def install() -> list[str]:
 
 
 def read(path: Path) -> list[dict[str, Any]]:
-    """The rows a run's timers wrote (a line cut short by a killed process is skipped)."""
-    rows = []
+    """The rows a run's timers wrote (none when it wrote none: the local engine; a line cut short by a
+    killed process is skipped)."""
+    rows: list[dict[str, Any]] = []
+    if not Path(path).is_file():
+        return rows
     for line in Path(path).read_text().splitlines():
         try:
             rows.append(json.loads(line))

@@ -31,8 +31,10 @@ SMALL = [
 ]
 
 
-def run_verl(args: list[str], cache: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "RLVR_CACHE": str(cache)}
+def run_verl(
+    args: list[str], cache: Path, timeout: float = 600, **env_more: str
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RLVR_CACHE": str(cache), **env_more}
     env.pop("VERL_PLATFORM", None)
     return subprocess.run(
         [sys.executable, "-m", "recipes.run", "engine=verl", *args],
@@ -63,11 +65,13 @@ def model(tiny_checkpoint) -> Path:
 
 def test_grpo_runs_two_steps_on_verls_trainer_from_a_tiny_model(model: Path, tmp_path: Path) -> None:
     from recipes.supervise import launched, run_key
+    from verl_cpu.probe import PROFILE_ENV, read
 
-    run_dir = tmp_path / "run"
+    run_dir, probe = tmp_path / "run", tmp_path / "probe.jsonl"
     p = run_verl(
         ["recipe=grpo", f"actor_rollout_ref.model.path={model}", f"run_dir={run_dir}", *SMALL],
         tmp_path / "cache",
+        **{PROFILE_ENV: str(probe)},
     )
     assert p.returncode == 0, p.stderr[-4000:]
     assert (
@@ -85,3 +89,18 @@ def test_grpo_runs_two_steps_on_verls_trainer_from_a_tiny_model(model: Path, tmp
     assert (run_dir / "launch.sh").read_text().count("verl.trainer.main_ppo") == 1
     assert "verl_cpu" in (run_dir / "launch.sh").read_text()
     assert not launched(run_key(run_dir))  # nothing of the run is left running
+    # the phase timers ran inside veRL's processes, and Ray started its workers at the trainer's own
+    # niceness (its default adds 15: the trainer starves beside any other process)
+    rows = read(probe)
+    roles = {(r["role"], r["phase"]) for r in rows}
+    for role, phase in [
+        ("driver", "ray.init"),
+        ("TaskRunnerV1", "trainer.init"),
+        ("WorkerDict", "worker.init_model"),
+        ("WorkerDict", "worker.train_mini_batch"),
+        ("CPURolloutServer", "server.decode"),
+    ]:
+        assert (role, phase) in roles, (role, phase, sorted(roles))
+    # (Ray adds its setting to the raylet's own niceness: the workers run at the driver's)
+    (driver_nice,) = {r["nice"] for r in rows if r["role"] == "driver"}
+    assert {r["nice"] for r in rows} == {driver_nice}, {(r["role"], r["nice"]) for r in rows}
