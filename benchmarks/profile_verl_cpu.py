@@ -420,11 +420,15 @@ def limit(records: dict[str, dict[str, Any]], names: list[str]) -> dict[str, Any
 
 def warm(overrides: list[str]) -> None:
     """Build what an arm reads (its base model, the task files) before it is timed."""
+    from core import real_model  # a registry model (SmolLM2) is converted once into the run cache
     from recipes.local import ensure_inputs  # the builders (torch)
     from recipes.run import prepare_config
 
     keep = [o for o in overrides if "ray_kwargs" not in o and not o.startswith("engine=")]
     cfg, _, _, _ = prepare_config([*keep, "engine=local"], changes=False)
+    name = real_model.name_of(str(cfg.actor_rollout_ref.model.path))
+    if name is not None:
+        real_model.ensure(name)
     ensure_inputs(cfg)
 
 
