@@ -86,7 +86,7 @@ class ProcessSampler(threading.Thread):
     def _tree(self) -> list[Any]:
         import psutil  # only while a run is measured
 
-        from recipes.supervise import launched
+        from recipes.supervise import launched  # recipes.* pulls Hydra and veRL: not at --help
 
         try:
             root = psutil.Process(self.pid)
@@ -97,7 +97,7 @@ class ProcessSampler(threading.Thread):
         return tree + [p for p in launched(self.mark) if p.pid not in seen]
 
     def sample(self) -> None:
-        import psutil
+        import psutil  # only while a run is measured
 
         now = time.time()
         for p in self._tree():
@@ -281,8 +281,8 @@ def profile_arm(
 ) -> dict[str, Any]:
     """One launch of an arm under both instruments (and ``compete`` busy processes beside it); its
     record (see the module docstring)."""
-    from recipes.supervise import run_key
-    from verl_cpu.probe import PROFILE_ENV, read
+    from recipes.supervise import run_key  # recipes.* pulls Hydra and veRL: not at --help
+    from verl_cpu.probe import PROFILE_ENV, read  # the probe imports veRL's modules it wraps
 
     run_dir, probe = work / name, work / f"{name}.probe.jsonl"
     engine = [] if any(o.startswith("engine=") for o in overrides) else ["engine=verl"]
@@ -337,7 +337,7 @@ def profile_arm(
 
 def matmul_gflops(threads: int, m: int, k: int, n: int, seconds: float = 1.5) -> float:
     """torch's fp32 ``(m, k) @ (k, n)`` on ``threads`` threads: GFLOP/s over ``seconds``."""
-    import torch
+    import torch  # ~3 s: only the limit arm needs it
 
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
@@ -356,8 +356,8 @@ def matmul_gflops(threads: int, m: int, k: int, n: int, seconds: float = 1.5) ->
 def matmul_params(model_path: str) -> dict[str, int]:
     """The model's weights that are matmuls (every ``nn.Linear``, the LM head included), its width and
     its MLP width, from its config (built on the meta device: no weights read)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
+    import torch  # ~3 s with transformers: only the limit arm needs them
+    from transformers import AutoConfig, AutoModelForCausalLM  # see above
 
     cfg = AutoConfig.from_pretrained(model_path)
     with torch.device("meta"):
@@ -422,7 +422,7 @@ def warm(overrides: list[str]) -> None:
     """Build what an arm reads (its base model, the task files) before it is timed."""
     from core import real_model  # a registry model (SmolLM2) is converted once into the run cache
     from recipes.local import ensure_inputs  # the builders (torch)
-    from recipes.run import prepare_config
+    from recipes.run import prepare_config  # Hydra and veRL's schema: only when an arm is warmed
 
     keep = [o for o in overrides if "ray_kwargs" not in o and not o.startswith("engine=")]
     cfg, _, _, _ = prepare_config([*keep, "engine=local"], changes=False)
