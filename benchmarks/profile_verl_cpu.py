@@ -289,7 +289,7 @@ def profile_arm(
     cmd = [sys.executable, "-m", "recipes.run", *engine, f"run_dir={run_dir}", *overrides]
     env = {**os.environ, PROFILE_ENV: str(probe)}
     log = work / f"{name}.log"
-    load = busy(compete)
+    load, load_before = busy(compete), os.getloadavg()
     t_launch = time.time()
     try:
         with open(log, "w") as out:
@@ -320,6 +320,7 @@ def profile_arm(
     return {
         "command": " ".join(["python", "-m", "recipes.run", *engine, *overrides]),
         "competing_processes": compete,
+        "load_avg": {"before": list(load_before), "after": list(os.getloadavg())},
         "process_starts_s": sampler.starts(t_launch),
         "wall_s": t_end - t_launch,
         "cpu_s": sum(r["cpu_s"] for r in roles),

@@ -170,6 +170,13 @@ def verl_cpu_bench() -> Rendered:
     return Rendered(text, sources=[source_line("results/bench_verl_cpu/latest.json", res.get("provenance"))])
 
 
+def _arm_load(arm: dict[str, Any]) -> str:
+    """The 1-minute load average before and after an arm, when recorded (a shared machine's runs
+    are slower than an idle one's by about that factor over its cores)."""
+    la = arm.get("load_avg")
+    return f" (load average {la['before'][0]:.1f} before, {la['after'][0]:.1f} after)" if la else ""
+
+
 def _profile_arm(name: str, arm: dict[str, Any]) -> str:
     """One profiled run: CPU per process role, the start-up in order, the windows, one step's phases."""
     roles = arm["roles"]
@@ -216,7 +223,9 @@ def _profile_arm(name: str, arm: dict[str, Any]) -> str:
     prow = [[k, f"{v:.2f}"] for k, v in ps["median_s"].items()]
     irow = ", ".join(f"`{k}` {v['wall_s']:.2f} s wall / {v['cpu_s']:.2f} s CPU" for k, v in inside.items())
     return (
-        f"**{name}** — `{arm['command']}`: {arm['wall_s']:.0f} s wall, {arm['cpu_s']:.0f} s CPU over all its processes; "
+        f"**{name}** — `{arm['command']}`: {arm['wall_s']:.0f} s wall, {arm['cpu_s']:.0f} s CPU over all its processes"
+        + _arm_load(arm)
+        + "; "
         + (
             f"the first training step starts {arm['first_step_from_launch_s']:.0f} s after the launch.\n\n"
             if arm["first_step_from_launch_s"] is not None
@@ -234,6 +243,50 @@ def _profile_arm(name: str, arm: dict[str, Any]) -> str:
     )
 
 
+_GRPO_ARMS = {
+    "grpo": "alone",
+    "grpo_micro0": "alone, the config's own micro-batches (`local.micro_batch_tokens=0`)",
+    "grpo_loaded": "beside one CPU-bound process at niceness 0",
+    "grpo_loaded_nice15": "beside it, with Ray's default worker niceness given back (`RAY_worker_niceness=15`)",
+}
+
+
+def _grpo_arms(arms: dict[str, Any]) -> str:
+    """The grpo arms side by side: the micro-batch cut and Ray's worker niceness under a competing load."""
+    names = [n for n in _GRPO_ARMS if n in arms]
+    if not names:
+        return ""
+    rows = []
+    for n in names:
+        a, med = arms[n], arms[n]["per_step"]["median_s"]
+        nice = ", ".join(
+            f"{k} {'/'.join(map(str, v))}"
+            for k, v in a["nice"].items()
+            if k in ("WorkerDict", "TaskRunnerV1")
+        )
+        rows.append(
+            [f"`{n}`", _GRPO_ARMS[n], nice, f"{a['wall_s']:.0f}", f"{a['first_step_from_launch_s']:.0f}"]
+            + [f"{med.get(k, float('nan')):.2f}" for k in ("step", "old_log_prob", "ref", "update_actor")]
+            + [f"{a['load_avg']['before'][0]:.1f}" if "load_avg" in a else ""]
+        )
+    head = [
+        "arm",
+        "beside",
+        "niceness seen",
+        "wall s",
+        "first step at s",
+        "s/step",
+        "old log-prob s",
+        "ref s",
+    ]
+    return (
+        "The same grpo run (laptop base model, 3 steps) alone, with the config's own micro-batches, beside one "
+        "CPU-bound process at niceness 0, and beside it with Ray's default niceness given back; per-step "
+        "phases are medians over the steps:\n\n"
+        + Table([*head, "update s", "load avg before"], rows).markdown()
+    )
+
+
 def verl_cpu_profile() -> Rendered:
     """Where a veRL CPU run spends its time (``results/profile_verl_cpu/latest.json``)."""
     res = table("profile_verl_cpu", "latest")
@@ -241,30 +294,9 @@ def verl_cpu_profile() -> Rendered:
         return missing("profile_verl_cpu")
     arms = res["arms"]
     parts = [_profile_arm(n, arms[n]) for n in ("r1_zero", "smollm2") if n in arms]
-    nice = [n for n in ("grpo", "grpo_loaded", "grpo_loaded_nice15") if n in arms]
-    if nice:
-        rows = [
-            [
-                f"`{n}`",
-                arms[n]["competing_processes"],
-                ", ".join(
-                    f"{k} {'/'.join(map(str, v))}"
-                    for k, v in arms[n]["nice"].items()
-                    if k in ("WorkerDict", "TaskRunnerV1")
-                ),
-                f"{arms[n]['wall_s']:.0f}",
-                f"{arms[n]['first_step_from_launch_s']:.0f}",
-                f"{arms[n]['per_step']['median_s'].get('step', float('nan')):.2f}",
-            ]
-            for n in nice
-        ]
-        parts.append(
-            "Ray's worker niceness, the same grpo run alone, beside one CPU-bound process at niceness 0, and "
-            "beside it with Ray's default niceness given back (`RAY_worker_niceness=15`):\n\n"
-            + Table(
-                ["arm", "competing processes", "niceness seen", "wall s", "first step at s", "s/step"], rows
-            ).markdown()
-        )
+    grpo = _grpo_arms(arms)
+    if grpo:
+        parts.append(grpo)
     lim = res.get("limit")
     if lim:
         mm = lim["matmul_gflops"]

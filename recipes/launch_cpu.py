@@ -118,6 +118,71 @@ def _gpus(cfg: DictConfig) -> int:
 _FP32 = {"param_dtype": "fp32", "reduce_dtype": "fp32", "buffer_dtype": "fp32"}
 
 
+def _tokens(cfg: DictConfig) -> int:
+    """``local.micro_batch_tokens``: padded tokens (prompt + response) per micro-batch of the actor's and
+    the reference's passes on a CPU, 0 for the config's own micro-batches. Per micro-batch veRL pays a
+    fixed cost (hooks, splitting, the log-prob head) that dwarfs a small model's arithmetic; the
+    arithmetic is the same (veRL scales each micro-batch's loss by its share of the mini-batch)."""
+    v = _sel(cfg, "local.micro_batch_tokens")
+    return 2048 if v is None else int(v)
+
+
+def _fixed_micro(cfg: DictConfig) -> bool:
+    """Micro-batches by count (not veRL's token-budget ``use_dynamic_bsz``, which ignores them), and a
+    budget set (``local.micro_batch_tokens`` > 0)."""
+    dynamic = _sel(cfg, f"{A}.use_dynamic_bsz") or _sel(cfg, f"{R}.log_prob_use_dynamic_bsz")
+    return not dynamic and _tokens(cfg) > 0
+
+
+def _micro(cfg: DictConfig, rows: int, given: Any) -> int:
+    """The largest divisor of ``rows`` (a rank's responses per pass) holding at most
+    ``local.micro_batch_tokens`` padded tokens, never below the config's ``given`` micro-batch."""
+    seq = int(_sel(cfg, "data.max_prompt_length") or 1) + int(_sel(cfg, "data.max_response_length") or 1)
+    cap = max(1, _tokens(cfg) // seq)
+    best = max((d for d in range(1, rows + 1) if rows % d == 0 and d <= cap), default=1)
+    return max(best, int(given or 1))
+
+
+def _rows(cfg: DictConfig, prompts_key: str) -> int:
+    n = int(_sel(cfg, f"{R}.n") or 1)
+    return max(1, int(_sel(cfg, prompts_key) or 1) * n // world(cfg))
+
+
+def _micro_batch_changes() -> list[Change]:
+    """Bigger micro-batches for the actor's update and the log-prob passes (``local.micro_batch_tokens``),
+    padded rather than packed: packed sequences attend over their whole concatenation with SDPA."""
+    why = "micro-batches of up to local.micro_batch_tokens padded tokens (2048; a fixed cost per micro-batch on a CPU)"
+    return [
+        Change(
+            f"{A}.ppo_micro_batch_size_per_gpu",
+            lambda c: _micro(
+                c, _rows(c, f"{A}.ppo_mini_batch_size"), _sel(c, f"{A}.ppo_micro_batch_size_per_gpu")
+            ),
+            why,
+            _fixed_micro,
+            shown="the largest divisor of a rank's mini-batch within the budget",
+        ),
+        *(
+            Change(
+                f"{sec}.log_prob_micro_batch_size_per_gpu",
+                lambda c, sec=sec: _micro(
+                    c, _rows(c, "data.train_batch_size"), _sel(c, f"{sec}.log_prob_micro_batch_size_per_gpu")
+                ),
+                why,
+                _fixed_micro,
+                shown="the largest divisor of a rank's batch within the budget",
+            )
+            for sec in (R, F)
+        ),
+        Change(
+            "actor_rollout_ref.model.use_remove_padding",
+            lambda c: False,
+            "padded micro-batches: with SDPA a packed micro-batch attends over all its sequences at once",
+            _fixed_micro,
+        ),
+    ]
+
+
 #: What each training engine (actor, reference, critic) changes: (key, value, why); ``{s}`` is the
 #: role's section, ``{e}`` its engine section (``fsdp_config``; the critic's ``fsdp``).
 _ENGINE: tuple[tuple[str, Any, str], ...] = (
@@ -291,6 +356,7 @@ CHANGES: list[Change] = [
         lambda c: 0.05,
         "the replay buffer's poll (verl_cpu patch replay-poll; 2 s fixed)",
     ),
+    *_micro_batch_changes(),
 ]
 
 
