@@ -449,9 +449,14 @@ def command(a: DictConfig) -> int:
         work = Path(str(a.work)) if a.work else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         for name in chosen:
+            done = work / f"{name}.profile.json"
+            if done.exists():  # a given work directory resumes: an arm profiled there is kept
+                out[name] = json.loads(done.read_text())
+                print(f"[{name}] kept from {done}")
+                continue
             rec = profile_arm(name, arms[name], work, float(a.interval_s), int(a.competing.get(name, 0)))
             out[name] = rec
-            (work / f"{name}.profile.json").write_text(json.dumps(rec, indent=1, default=list))
+            done.write_text(json.dumps(rec, indent=1, default=list))
             top = ", ".join(f"{r['role']} {r['cpu_s']:.0f}" for r in rec["roles"][:6])
             first = rec["first_step_from_launch_s"]
             print(f"[{name}] wall {rec['wall_s']:.0f} s, CPU {rec['cpu_s']:.0f} s ({top}); "
