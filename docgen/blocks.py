@@ -98,6 +98,7 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "real-model-engines": real_model.engines_block,
         "real-model-rl": real_model.rl_block,
         "real-model-bench": real_model.bench_block,
+        "smollm2-run-time": real_model.run_time_block,
         # ablations (docs/ablations.md, README.md) and pipelines (docs/pipelines.md): one block per file in conf/
         "ablations-overview": ablations.overview,
     }

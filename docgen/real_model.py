@@ -11,6 +11,8 @@
 - ``real-model-rl``: the experiment "can RL move a real model on a laptop?": its claim as recorded
   before the runs, start -> end held-out accuracy and response length per seed with the accuracy
   curve and CPU minutes, with the shuffled-reward control (``results/real_model_rl*/``);
+- ``smollm2-run-time``: how long ``scale=laptop_smollm2`` at its defaults takes on each engine, from
+  the profiled 2-step runs (``results/profile_verl_cpu/latest.json``, :mod:`benchmarks.profile_verl_cpu`);
 - ``real-model-bench``: the KV-cache sampler vs HF ``generate`` (tokens/s, side by side) and one RL
   step's split (``results/bench_real_model/latest.json``), with the converted model's record.
 Listed in ``docgen.blocks``; a missing results file renders the command that writes it.
@@ -18,9 +20,13 @@ Listed in ``docgen.blocks``; a missing results file renders the command that wri
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from omegaconf import OmegaConf
+
 from analysis.render import Table
+from core.results import REPO
 from docgen.engine import Rendered, source_line
 from docgen.results import missing, read, table
 
@@ -284,3 +290,48 @@ def bench_block() -> Rendered:
         f"{m.get('weights')}. Tokenizer fixes recorded at conversion: {fixes}."
     )
     return Rendered(text, sources=_source(res, "results/bench_real_model/latest.json"))
+
+
+def _defaults() -> dict[str, int]:
+    """The documented run's own sizes: ``scale=laptop_smollm2``'s steps, evaluation interval and held-out
+    samples (read from the profile file, so a change there changes the estimate)."""
+    cfg = OmegaConf.load(REPO / "conf" / "scale" / "laptop_smollm2.yaml")
+    steps, freq = int(cfg.trainer.total_training_steps), int(cfg.trainer.test_freq)
+    return {"steps": steps, "evals": 1 + steps // freq, "eval_samples": int(cfg.local.eval_samples)}
+
+
+def run_time_block() -> Rendered:
+    """How long the documented SmolLM2 run takes on each engine: the profiled 2-step run
+    (``results/profile_verl_cpu``, arms ``smollm2`` and ``smollm2_local``) extended to the profile's
+    defaults at its measured rates (seconds per step, per held-out sample)."""
+    res = table("profile_verl_cpu", "latest")
+    arms = {k: v for k, v in ((res or {}).get("arms") or {}).items() if k in ("smollm2", "smollm2_local")}
+    if not arms:
+        return missing("profile_verl_cpu")
+    d = _defaults()
+    rows = []
+    for name, arm in arms.items():
+        med, steps = arm["per_step"]["median_s"], arm["per_step"]["steps"]
+        m = re.search(r"local\.eval_samples=(\d+)", arm["command"])
+        seen = int(m.group(1)) if m else d["eval_samples"]
+        per_sample = med.get("testing", float("nan")) / seen
+        more = (d["steps"] - steps) * med["step"] + (d["evals"] * d["eval_samples"] - 2 * seen) * per_sample
+        la = arm.get("load_avg", {}).get("before", [float("nan")])[0]
+        rows.append(
+            ["veRL's trainer" if name == "smollm2" else "local", f"{arm['wall_s']:.0f}", f"{med['step']:.0f}",
+             f"{per_sample:.1f}", f"{(arm['wall_s'] + more) / 60:.0f}", f"{la:.1f}"]
+        )  # fmt: skip
+    text = (
+        f'`make run RECIPE=grpo ARGS="scale=laptop_smollm2"` at its defaults ({d["steps"]} steps, {d["evals"]} '
+        f"held-out evaluations of {d['eval_samples']} problems): the profiled run of 2 steps (2 evaluations of "
+        "its first problems) on each engine, and the defaults' time at its measured rates. Measured on the "
+        "project's shared 2-core machine, at the load average shown (an idle machine is faster by up to "
+        "about that factor over its 2 cores):\n\n"
+        + Table(
+            ["engine", "2-step run s", "s/step", "s per held-out problem", "defaults' run (min)", "load avg"],
+            rows,
+        ).markdown()
+    )
+    return Rendered(
+        text, sources=[source_line("results/profile_verl_cpu/latest.json", res.get("provenance"))]
+    )

@@ -248,7 +248,29 @@ _GRPO_ARMS = {
     "grpo_micro0": "alone, the config's own micro-batches (`local.micro_batch_tokens=0`)",
     "grpo_loaded": "beside one CPU-bound process at niceness 0",
     "grpo_loaded_nice15": "beside it, with Ray's default worker niceness given back (`RAY_worker_niceness=15`)",
+    "grpo_local": "the local engine, alone",
+    "grpo_local_loaded": "the local engine, beside one CPU-bound process at niceness 0",
 }
+
+
+def _f(v: Any, fmt: str = "{:.0f}") -> str:
+    return fmt.format(v) if isinstance(v, (int, float)) else "–"
+
+
+def _slowdowns(arms: dict[str, Any]) -> str:
+    """How much each engine's run slows beside the competing process (wall and s/step, loaded / alone)."""
+    out = []
+    for label, alone, loaded in (
+        ("veRL's trainer", "grpo", "grpo_loaded"),
+        ("the local engine", "grpo_local", "grpo_local_loaded"),
+    ):
+        if alone in arms and loaded in arms:
+            a, b = arms[alone], arms[loaded]
+            step = b["per_step"]["median_s"].get("step", float("nan")) / a["per_step"]["median_s"].get(
+                "step", float("nan")
+            )
+            out.append(f"{label} {b['wall_s'] / a['wall_s']:.2f}x in wall time, {step:.2f}x per step")
+    return ("Beside the competing process: " + "; ".join(out) + ".") if out else ""
 
 
 def _grpo_arms(arms: dict[str, Any]) -> str:
@@ -265,8 +287,8 @@ def _grpo_arms(arms: dict[str, Any]) -> str:
             if k in ("WorkerDict", "TaskRunnerV1")
         )
         rows.append(
-            [f"`{n}`", _GRPO_ARMS[n], nice, f"{a['wall_s']:.0f}", f"{a['first_step_from_launch_s']:.0f}"]
-            + [f"{med.get(k, float('nan')):.2f}" for k in ("step", "old_log_prob", "ref", "update_actor")]
+            [f"`{n}`", _GRPO_ARMS[n], nice, f"{a['wall_s']:.0f}", _f(a["first_step_from_launch_s"])]
+            + [_f(med.get(k), "{:.2f}") for k in ("step", "old_log_prob", "ref", "update_actor")]
             + [f"{a['load_avg']['before'][0]:.1f}" if "load_avg" in a else ""]
         )
     head = [
@@ -281,9 +303,13 @@ def _grpo_arms(arms: dict[str, Any]) -> str:
     ]
     return (
         "The same grpo run (laptop base model, 3 steps) alone, with the config's own micro-batches, beside one "
-        "CPU-bound process at niceness 0, and beside it with Ray's default niceness given back; per-step "
-        "phases are medians over the steps:\n\n"
+        "CPU-bound process at niceness 0, beside it with Ray's default niceness given back, and the local engine alone and "
+        "beside it; per-step "
+        "phases are medians over the steps (the local engine times generation and the update, its reference "
+        "pass inside the update):\n\n"
         + Table([*head, "update s", "load avg before"], rows).markdown()
+        + "\n\n"
+        + _slowdowns(arms)
     )
 
 

@@ -179,7 +179,9 @@ def run_local(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     )
 
     def run_eval() -> float:
+        t0 = time.time()
         m, d = eng.evaluate()
+        m["timing_s/testing"] = time.time() - t0  # veRL's name for a validation's seconds
         tracker.log(m, step=eng.step)
         dump_generations(
             run_dir / "validation", eng.step, d["inputs"], d["outputs"], d["gts"], d["scores"], d["extra"]
