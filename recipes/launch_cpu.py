@@ -123,8 +123,7 @@ def _tokens(cfg: DictConfig) -> int:
     the reference's passes on a CPU, 0 for the config's own micro-batches. Per micro-batch veRL pays a
     fixed cost (hooks, splitting, the log-prob head) that dwarfs a small model's arithmetic; the
     arithmetic is the same (veRL scales each micro-batch's loss by its share of the mini-batch)."""
-    v = _sel(cfg, "local.micro_batch_tokens")
-    return 2048 if v is None else int(v)
+    return int(_sel(cfg, "local.micro_batch_tokens") or 0)
 
 
 def _fixed_micro(cfg: DictConfig) -> bool:
@@ -151,7 +150,7 @@ def _rows(cfg: DictConfig, prompts_key: str) -> int:
 def _micro_batch_changes() -> list[Change]:
     """Bigger micro-batches for the actor's update and the log-prob passes (``local.micro_batch_tokens``),
     padded rather than packed: packed sequences attend over their whole concatenation with SDPA."""
-    why = "micro-batches of up to local.micro_batch_tokens padded tokens (2048; a fixed cost per micro-batch on a CPU)"
+    why = "only with local.micro_batch_tokens > 0 (default 0): micro-batches of up to that many padded tokens"
     return [
         Change(
             f"{A}.ppo_micro_batch_size_per_gpu",
@@ -177,7 +176,8 @@ def _micro_batch_changes() -> list[Change]:
         Change(
             "actor_rollout_ref.model.use_remove_padding",
             lambda c: False,
-            "padded micro-batches: with SDPA a packed micro-batch attends over all its sequences at once",
+            "only with local.micro_batch_tokens > 0: padded micro-batches (packed ones attend over all "
+            "their sequences at once with SDPA)",
             _fixed_micro,
         ),
     ]

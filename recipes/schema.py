@@ -108,7 +108,7 @@ class LocalConfig:
     sft: SftConfig
     task: TaskConfig | None
     pretrain: PretrainConfig | None = None
-    micro_batch_tokens: int = 2048
+    micro_batch_tokens: int = 0
     teacher: TeacherConfig | None = None
 
 
