@@ -244,9 +244,9 @@ def _profile_arm(name: str, arm: dict[str, Any]) -> str:
 
 
 _GRPO_ARMS = {
-    "grpo": "alone (micro-batches of up to 2048 padded tokens: the default when the profile was recorded)",
-    "grpo_micro0": "alone, the config's own micro-batches (`local.micro_batch_tokens=0`)",
-    "grpo_loaded": "beside one CPU-bound process at niceness 0",
+    "grpo": "alone, micro-batches of up to 2048 padded tokens (`local.micro_batch_tokens=2048`)",
+    "grpo_micro0": "alone, the config's own micro-batches (`local.micro_batch_tokens=0`, the default)",
+    "grpo_loaded": "as `grpo`, beside one CPU-bound process at niceness 0",
     "grpo_loaded_nice15": "beside it, with Ray's default worker niceness given back (`RAY_worker_niceness=15`)",
     "grpo_local": "the local engine, alone",
     "grpo_local_loaded": "the local engine, beside one CPU-bound process at niceness 0",
