@@ -13,8 +13,8 @@ never touched), ``slurmctld`` and one ``slurmd -N n<i>`` per node (distinct port
 a process this module starts, so it knows each pid; they are recorded in ``D/pids.json``.
 :meth:`SlurmCluster.stop` cancels the cluster's jobs, stops those pids (SIGTERM, then SIGKILL),
 then every process that still carries the cluster in its environment (a job's tasks and
-``slurmstepd`` inherit ``SLURM_CONF=D/slurm.conf`` or :data:`MARK`), and verifies nothing is left.
-It never stops anything by name.
+``slurmstepd`` inherit ``SLURM_CONF=D/slurm.conf`` or :data:`MARK`; :func:`core.procs.terminate`),
+and verifies nothing is left. It never stops anything by name.
 
 Short time-outs (``SlurmdTimeout``, ``KillWait``) make a dead node or a cancelled job visible in
 seconds; finished jobs stay in the controller for ``MinJobAge`` seconds, so ``scontrol show job``
@@ -29,7 +29,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +36,8 @@ import time
 from pathlib import Path
 
 import psutil
+
+from core.procs import terminate
 
 #: Environment variable that marks the daemons of one cluster (and ``slurmstepd``, their child).
 MARK = "RLVR_SLURM_CLUSTER"
@@ -299,11 +300,11 @@ class SlurmCluster:
             p = alive.get(name)
             if p is not None:
                 stopped.append(f"{name} (pid {p.pid})")
-                _terminate([p], grace)
+                terminate([p], grace)
         left = self.marked()
         if left:
             stopped += [f"{_describe(p)} (marked)" for p in left]
-            _terminate(left, grace)
+            terminate(left, grace)
         survivors = [n for n, p in self._alive().items() if p is not None] + [
             _describe(p) for p in self.marked()
         ]
@@ -323,21 +324,6 @@ def _describe(p: psutil.Process) -> str:
         return f"{p.name()} (pid {p.pid})"
     except psutil.Error:
         return f"pid {p.pid}"
-
-
-def _terminate(procs: list[psutil.Process], grace: float) -> None:
-    for p in procs:
-        try:
-            p.send_signal(signal.SIGTERM)
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(procs, timeout=grace)
-    for p in alive:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(alive, timeout=5)
 
 
 def main(argv: list[str] | None = None) -> int:
