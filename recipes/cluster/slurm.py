@@ -415,12 +415,13 @@ def submit(cfg: DictConfig, run_dir: Path, overrides: list[str], log=print) -> i
 
 
 # -- inside the job --------------------------------------------------------------------------------
-def keep(cmd: list[str], grace: float = 10.0) -> int:
+def keep(cmd: list[str], grace: float = 3.0) -> int:
     """Run ``cmd`` (a node's ``ray start --block``) as this process's child and own every process
     it starts: this process becomes a child subreaper (Linux ``prctl``), so Ray's processes stay in
     its tree even when their parent dies (a killed raylet's workers), and in the job's tree for
     Slurm. However it ends (``cmd`` exits, SIGTERM/SIGINT from Slurm or the job script) every
-    descendant is stopped by pid: SIGTERM, SIGKILL after ``grace`` seconds. Returns ``cmd``'s exit
+    descendant is stopped by pid: SIGTERM, SIGKILL after ``grace`` seconds (short: a raylet and the
+    GCS do not end on SIGTERM alone, and Slurm kills a cancelled job's steps ``KillWait`` seconds later). Returns ``cmd``'s exit
     code (143 when stopped by a signal)."""
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     stopped = {"signal": 0}
