@@ -23,7 +23,7 @@ from core.clusters.slurm_local import SlurmCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: The units of work of ``make test-cluster``'s two pytest-xdist workers (``--dist loadscope``): the Ray
+#: The units of work of ``make test-cluster TEST_CLUSTER_WORKERS=2`` (``-n 2 --dist loadscope``): the Ray
 #: cluster's module then the sweep's in one worker, the Slurm runs' module in the other (each worker
 #: that needs one starts its own Slurm cluster), so the two halves take about as long.
 UNITS = {"test_ray_cluster.py": "ray-then-sweep", "test_slurm_sweep.py": "ray-then-sweep"}
