@@ -21,6 +21,11 @@ PYTEST_ARGS ?=
 # make test runs the suite in this many pytest-xdist workers (each test module is one unit of work:
 # tests/conftest.py, unit_of)
 TEST_WORKERS ?= 2
+# make test-cluster: 0 runs its tests one after another (at most two veRL runs at once: the sweep's);
+# 2 runs them in two pytest-xdist workers (the Ray cluster's and the sweep's module in one, the Slurm
+# runs' in the other, each worker on a Slurm cluster of its own): up to three veRL runs at once, which
+# a machine whose memory others fill makes Ray's memory monitor kill
+TEST_CLUSTER_WORKERS ?= 0
 
 .PHONY: help setup run test test-cluster test-all lint format data filter bench-rewards bench-engine \
         eval budget diagnose report sweep estimate pipeline docs results preflight bench-preflight rm-data rm tts \
@@ -60,8 +65,8 @@ run: setup ## Run a recipe: make run RECIPE=dapo [ENGINE=local|verl] [RUN_DIR=..
 test: setup ## Run the CPU test suite (excludes tests marked slow or cluster) in TEST_WORKERS processes (2); lists the 25 slowest
 	$(PY) -m pytest -q -m "not slow and not cluster" -n $(TEST_WORKERS) --dist loadscope --durations=25 $(PYTEST_ARGS)
 
-test-cluster: setup ## Tests on a real two-node Slurm cluster started here (installs slurm-wlm and munge when absent), one at a time
-	$(PY) -m pytest -q -m cluster --durations=0 $(PYTEST_ARGS) tests/cluster
+test-cluster: setup ## Tests on a real two-node Slurm cluster and Ray cluster started here (installs slurm-wlm and munge when absent), one after another (TEST_CLUSTER_WORKERS=2: in two workers)
+	$(PY) -m pytest -q -m cluster -n $(TEST_CLUSTER_WORKERS) --dist loadscope --durations=0 $(PYTEST_ARGS) tests/cluster
 
 test-all: setup ## Run every test, slow ones included
 	$(PY) -m pytest -q $(PYTEST_ARGS)

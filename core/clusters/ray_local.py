@@ -6,8 +6,10 @@ from this interpreter's Ray, each node with the resource flags it is given (on a
 own, on ports picked free (GCS, node managers, object managers, dashboard and its agents, metrics,
 runtime-env agents, Ray client; workers on random ports), so it clashes with no other Ray on the
 machine. Every process a node starts (GCS, raylet, dashboard, workers) inherits :data:`MARK` in its
-environment; :meth:`RayLocalCluster.stop` ends exactly those (SIGTERM, then SIGKILL), checks by pid
-that none is left and removes the temp dir. Never ``ray stop``: it stops every Ray on the machine.
+environment; :meth:`RayLocalCluster.stop` ends exactly those (SIGTERM, then SIGKILL:
+:func:`core.procs.terminate`), checks by pid that none is left and removes the temp dir. Never
+``ray stop``: it stops every Ray on the machine. Each node's raylet starts its workers at niceness
+0 (:data:`WORKER_NICENESS`), as a one-machine CPU run's do.
 
 Use it as a context manager, or from the shell (its state, pids and address, in ``<dir>/state.json``)::
 
@@ -24,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +38,8 @@ from types import TracebackType
 
 import psutil
 
+from core.procs import terminate
+
 #: Environment variable that marks every process of one local cluster: its id.
 MARK = "RLVR_RAY_CLUSTER"
 
@@ -46,6 +49,12 @@ START_TIMEOUT = 120.0
 ATTEMPTS = 5
 #: Seconds between SIGTERM and SIGKILL (the GCS and a raylet do not end on SIGTERM alone).
 STOP_TIMEOUT = 5.0
+#: Ray's setting of its workers' niceness, read by each node's raylet from its environment, and the
+#: value the nodes get unless the environment sets one: 0, as a one-machine CPU run
+#: (``recipes.launch_cpu.NICENESS_ENV`` / ``WORKER_NICENESS``, checked equal by
+#: tests/recipes/test_cluster_niceness.py). Ray's default, +15, starves the trainer's workers beside
+#: any other process at niceness 0.
+NICENESS_ENV, WORKER_NICENESS = "RAY_worker_niceness", 0
 
 
 def free_port() -> int:
@@ -120,10 +129,7 @@ class RayLocalCluster:
             self.address = f"127.0.0.1:{port}"
         else:
             cmd += [f"--address={self.address}", "--node-ip-address=127.0.0.1"]
-        # explicit: a token in ~/.ray (left by any local ray.init) would turn it on for the head only
-        env = {**os.environ, MARK: self.id, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
-        env.pop("RAY_ADDRESS", None)
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=START_TIMEOUT)
+        p = subprocess.run(cmd, env=self.node_env(), capture_output=True, text=True, timeout=START_TIMEOUT)
         if p.returncode != 0:
             tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
             raise RuntimeError(
@@ -132,6 +138,15 @@ class RayLocalCluster:
         if head and self.dashboard:
             port = next(a.split("=", 1)[1] for a in cmd if a.startswith("--dashboard-port="))
             self.dashboard_url = f"http://127.0.0.1:{port}"
+
+    def node_env(self) -> dict[str, str]:
+        """The environment of every node's ``ray start``: this one's, with the cluster's mark, its
+        workers' niceness (:data:`WORKER_NICENESS` unless set) and Ray's auth off, without ``RAY_ADDRESS``."""
+        # auth explicit: a token in ~/.ray (left by any local ray.init) would turn it on for the head only
+        env = {NICENESS_ENV: str(WORKER_NICENESS), **os.environ}
+        env.update({MARK: self.id, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"})
+        env.pop("RAY_ADDRESS", None)
+        return env
 
     def start(self) -> str:
         """Start the nodes, wait until all are alive; return the head's address (``RAY_ADDRESS``)."""
@@ -168,13 +183,7 @@ class RayLocalCluster:
     def stop(self) -> list[int]:
         """End every process of this cluster (by its mark: SIGTERM, then SIGKILL after
         :data:`STOP_TIMEOUT`), remove the temp dir; returns the pids still alive (empty when all ended)."""
-        procs = marked(self.id)
-        for p in procs:
-            _signal(p, signal.SIGTERM)
-        _, alive = psutil.wait_procs(procs, timeout=STOP_TIMEOUT)
-        for p in alive:
-            _signal(p, signal.SIGKILL)
-        psutil.wait_procs(alive, timeout=5)
+        terminate(marked(self.id), STOP_TIMEOUT)
         left = [p.pid for p in marked(self.id)]
         if self.temp_dir is not None and not left:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
@@ -201,13 +210,6 @@ class RayLocalCluster:
             "nodes": self.nodes,
             "pids": self.pids,
         }
-
-
-def _signal(p: psutil.Process, sig: int) -> None:
-    try:
-        p.send_signal(sig)
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        pass
 
 
 def load(state_dir: Path) -> RayLocalCluster:

@@ -13,8 +13,8 @@ never touched), ``slurmctld`` and one ``slurmd -N n<i>`` per node (distinct port
 a process this module starts, so it knows each pid; they are recorded in ``D/pids.json``.
 :meth:`SlurmCluster.stop` cancels the cluster's jobs, stops those pids (SIGTERM, then SIGKILL),
 then every process that still carries the cluster in its environment (a job's tasks and
-``slurmstepd`` inherit ``SLURM_CONF=D/slurm.conf`` or :data:`MARK`), and verifies nothing is left.
-It never stops anything by name.
+``slurmstepd`` inherit ``SLURM_CONF=D/slurm.conf`` or :data:`MARK`; :func:`core.procs.terminate`),
+and verifies nothing is left. It never stops anything by name.
 
 Short time-outs (``SlurmdTimeout``, ``KillWait``) make a dead node or a cancelled job visible in
 seconds; finished jobs stay in the controller for ``MinJobAge`` seconds, so ``scontrol show job``
@@ -25,11 +25,11 @@ GPUs (``gres``), cgroups (the cluster tracks processes by parent, ``proctrack/li
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -38,10 +38,14 @@ from pathlib import Path
 
 import psutil
 
+from core.procs import terminate
+
 #: Environment variable that marks the daemons of one cluster (and ``slurmstepd``, their child).
 MARK = "RLVR_SLURM_CLUSTER"
 #: Debian packages that provide the daemons and the client commands.
 PACKAGES = ("slurm-wlm", "munge")
+#: File whose lock serializes the installs on this machine.
+INSTALL_LOCK = "/tmp/rlvr-slurm-install.lock"
 COMMANDS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo", "scontrol", "squeue", "scancel")
 
 
@@ -56,14 +60,23 @@ def ensure_installed(say=print) -> None:  # noqa: ANN001 - a print-like callable
             f"Slurm is not installed ({', '.join(missing)} missing) and cannot be installed here (needs root and "
             f"apt-get); fix: install {' and '.join(PACKAGES)} (Debian/Ubuntu: apt-get install -y {' '.join(PACKAGES)})"
         )
-    say(f"[slurm] installing {' '.join(PACKAGES)} (Debian/Ubuntu; {', '.join(missing)} missing)")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-q", *PACKAGES]
-    if subprocess.run(install, env=env, capture_output=True).returncode != 0:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=False)
-        done = subprocess.run(install, env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"apt-get install {' '.join(PACKAGES)} failed: {done.stderr.strip()[-300:]}")
+    # one install at a time on this machine (two test workers may start a cluster each): the next one
+    # waits here, then finds the commands installed
+    with open(INSTALL_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        missing = [c for c in COMMANDS if shutil.which(c) is None]
+        if not missing:
+            return
+        say(f"[slurm] installing {' '.join(PACKAGES)} (Debian/Ubuntu; {', '.join(missing)} missing)")
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        install = ["apt-get", "install", "-y", "-q", *PACKAGES]
+        if subprocess.run(install, env=env, capture_output=True).returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=False)
+            done = subprocess.run(install, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(
+                    f"apt-get install {' '.join(PACKAGES)} failed: {done.stderr.strip()[-300:]}"
+                )
 
 
 def free_port() -> int:
@@ -71,6 +84,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def first_job_id(ctld_port: int) -> int:
+    """The first job id of a cluster whose controller listens on ``ctld_port``: a range of 1,000 ids
+    per port, so clusters running at once (on distinct ports) do not share ids.
+
+    >>> first_job_id(40123), first_job_id(40124)
+    (40123001, 40124001)
+    """
+    return 1000 * (ctld_port % 60000) + 1
 
 
 def node_names(nodes: int) -> list[str]:
@@ -115,6 +138,9 @@ def slurm_conf(state: Path, nodes: int, ports: dict[str, int], cpus_per_node: in
         # finished jobs stay visible to `scontrol show job` for 10 minutes (no accounting database here)
         "MinJobAge=600",
         "MailProg=/bin/true",
+        # job ids of its own: two local clusters at once (two pytest workers) never hand out the same id,
+        # and a job names its temp dirs and its Ray processes' mark by its id
+        f"FirstJobId={first_job_id(ports['ctld'])}",
     ]
     for name in node_names(nodes):
         lines.append(
@@ -299,11 +325,11 @@ class SlurmCluster:
             p = alive.get(name)
             if p is not None:
                 stopped.append(f"{name} (pid {p.pid})")
-                _terminate([p], grace)
+                terminate([p], grace)
         left = self.marked()
         if left:
             stopped += [f"{_describe(p)} (marked)" for p in left]
-            _terminate(left, grace)
+            terminate(left, grace)
         survivors = [n for n, p in self._alive().items() if p is not None] + [
             _describe(p) for p in self.marked()
         ]
@@ -323,21 +349,6 @@ def _describe(p: psutil.Process) -> str:
         return f"{p.name()} (pid {p.pid})"
     except psutil.Error:
         return f"pid {p.pid}"
-
-
-def _terminate(procs: list[psutil.Process], grace: float) -> None:
-    for p in procs:
-        try:
-            p.send_signal(signal.SIGTERM)
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(procs, timeout=grace)
-    for p in alive:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(alive, timeout=5)
 
 
 def main(argv: list[str] | None = None) -> int:

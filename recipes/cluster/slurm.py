@@ -49,7 +49,9 @@ from pathlib import Path
 import psutil
 from omegaconf import DictConfig, OmegaConf
 
+from core.procs import send, terminate
 from recipes.cluster.ray_check import node_start_args
+from recipes.launch_cpu import NICENESS_ENV, WORKER_NICENESS
 
 #: Script file the job runs, in the run directory.
 SCRIPT = "slurm.sbatch"
@@ -167,7 +169,8 @@ def _start_args(j: Job) -> str:
     return " ".join(shlex.quote(a) for a in node_start_args(j.cpu_gpus, cpu=True))
 
 
-#: The job script after its ``#SBATCH`` header (``str.format`` fields: run, py, start_args, timeout, head).
+#: The job script after its ``#SBATCH`` header (``str.format`` fields: run, py, start_args, node_env,
+#: timeout, head).
 _BODY = """set -uo pipefail
 RUN={run}
 PY={py}
@@ -184,7 +187,7 @@ export RAY_USAGE_STATS_ENABLED=0
 TMP=/tmp/rlvr-ray-$SLURM_JOB_ID
 ERR="$RUN/slurm-$SLURM_JOB_ID.error"
 START_ARGS=({start_args})
-# each node's `ray start --block` runs under `recipes.cluster.slurm node`, which owns every process
+{node_env}# each node's `ray start --block` runs under `recipes.cluster.slurm node`, which owns every process
 # Ray starts on that node (a child subreaper) and stops them all by pid however the node's part ends
 node_ray() {{ exec "$PY" -m recipes.cluster.slurm node -- "$PY" -m ray.scripts.scripts start "$@" \\
   "${{START_ARGS[@]}}" --resources="{{\\"rlvr_node_$NODE\\": 1}}" --temp-dir="$TMP-$NODE" --block; }}
@@ -256,6 +259,19 @@ exit "$RC"
 """
 
 
+def _node_env(j: Job) -> str:
+    """Lines of the job script that set the environment of every node's ``ray start`` (exported, so
+    the worker nodes' job steps get them too): on CPU nodes Ray's workers at the niceness of a
+    one-machine CPU run (``recipes.launch_cpu.WORKER_NICENESS``; a value the submitting environment
+    sets, which ``sbatch`` exports to the job, is kept). GPU nodes keep Ray's own."""
+    if j.gpus_per_node:
+        return ""
+    return (
+        "# Ray's workers at the niceness of a one-machine CPU run (Ray's default, +15, starves them)\n"
+        f"export {NICENESS_ENV}=${{{NICENESS_ENV}:-{WORKER_NICENESS}}}\n"
+    )
+
+
 def job_script(j: Job, run_dir: Path, head: list[str], cwd: Path) -> str:
     """The job's bash script (see the module docstring)."""
     run, py = Path(run_dir).resolve(), Path(sys.executable)
@@ -269,6 +285,7 @@ def job_script(j: Job, run_dir: Path, head: list[str], cwd: Path) -> str:
         run=shlex.quote(str(run)),
         py=shlex.quote(str(py)),
         start_args=_start_args(j),
+        node_env=_node_env(j),
         timeout=j.join_timeout_s,
         head=shlex.join(head),
     )
@@ -398,12 +415,13 @@ def submit(cfg: DictConfig, run_dir: Path, overrides: list[str], log=print) -> i
 
 
 # -- inside the job --------------------------------------------------------------------------------
-def keep(cmd: list[str], grace: float = 10.0) -> int:
+def keep(cmd: list[str], grace: float = 3.0) -> int:
     """Run ``cmd`` (a node's ``ray start --block``) as this process's child and own every process
     it starts: this process becomes a child subreaper (Linux ``prctl``), so Ray's processes stay in
     its tree even when their parent dies (a killed raylet's workers), and in the job's tree for
     Slurm. However it ends (``cmd`` exits, SIGTERM/SIGINT from Slurm or the job script) every
-    descendant is stopped by pid: SIGTERM, SIGKILL after ``grace`` seconds. Returns ``cmd``'s exit
+    descendant is stopped by pid: SIGTERM, SIGKILL after ``grace`` seconds (short: a raylet and the
+    GCS do not end on SIGTERM alone, and Slurm kills a cancelled job's steps ``KillWait`` seconds later). Returns ``cmd``'s exit
     code (143 when stopped by a signal)."""
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     stopped = {"signal": 0}
@@ -425,18 +443,11 @@ def keep(cmd: list[str], grace: float = 10.0) -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         me = psutil.Process()
         procs = me.children(recursive=True)
-        for p in procs:
-            try:
-                p.send_signal(signal.SIGTERM)
-            except psutil.Error:
-                pass
-        _, alive = psutil.wait_procs(procs, timeout=grace)
-        for p in alive + me.children(recursive=True):
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        psutil.wait_procs(me.children(recursive=True), timeout=5)
+        terminate(procs, grace)
+        late = me.children(recursive=True)  # started (or orphaned to this subreaper) meanwhile
+        for p in late:
+            send(p, signal.SIGKILL)
+        psutil.wait_procs(late, timeout=5)
         print(f"[slurm] {' '.join(cmd[:3])}...: stopped {len(procs)} processes", file=sys.stderr, flush=True)
     return 143 if stopped["signal"] else code
 

@@ -23,6 +23,33 @@ from core.clusters.slurm_local import SlurmCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: The units of work of ``make test-cluster TEST_CLUSTER_WORKERS=2`` (``-n 2 --dist loadscope``): the Ray
+#: cluster's module then the sweep's in one worker, the Slurm runs' module in the other (each worker
+#: that needs one starts its own Slurm cluster), so the two halves take about as long.
+UNITS = {"test_ray_cluster.py": "ray-then-sweep", "test_slurm_sweep.py": "ray-then-sweep"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201 - pytest-xdist hook signature
+    """Under ``--dist loadscope`` with only tests/cluster given (``make test-cluster``): xdist's
+    ``loadscope`` scheduler with :data:`UNITS` as the scopes (a module of its own otherwise). None
+    (tests/conftest.py's scheduler) for any other run."""
+    if config.getvalue("dist") != "loadscope" or not config.args:
+        return None
+    if not all(
+        Path(a.split("::", 1)[0]).resolve().is_relative_to(Path(__file__).parent) for a in config.args
+    ):
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # pytest-xdist: only when it schedules
+
+    class ClusterUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return UNITS.get(Path(module).name, module)
+
+    return ClusterUnits(config, log)
+
+
 #: Seconds of a short 2-node run here (Ray's start on two nodes, veRL's start-up, 2 steps) on a loaded
 #: 2-core machine; a test that waits longer has hung.
 RUN_TIMEOUT = 1500

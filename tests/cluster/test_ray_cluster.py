@@ -44,8 +44,8 @@ SMALL = [
     "trainer.save_freq=2",
     "++local.task.train_n=64",
     "++local.task.val_n=16",
-    "local.eval_samples=16",
-    "data.max_response_length=24",
+    "local.eval_samples=8",
+    "data.max_response_length=12",
 ]
 
 
@@ -88,11 +88,6 @@ def cluster(state_dir: Path):  # noqa: ANN201 - pytest fixture
             ray_local("stop", "--dir", str(state_dir))
 
 
-@pytest.fixture(scope="module")
-def model(tiny_checkpoint) -> Path:  # noqa: ANN001 - pytest fixture
-    return tiny_checkpoint(spec=(32, 2, 4, 2, 64, 256), tokenizer="byte")
-
-
 def run_on(cluster: RayLocalCluster, args: list[str], cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "RLVR_CACHE": str(cache), "RAY_ADDRESS": str(cluster.address)}
     env.pop("VERL_PLATFORM", None)
@@ -115,7 +110,7 @@ def actors(cluster: RayLocalCluster) -> list:
 
 
 def test_three_nodes_on_a_two_node_cluster_are_refused_before_anything_starts(
-    cluster: RayLocalCluster, model: Path, tmp_path: Path
+    cluster: RayLocalCluster, model: Path, cache: Path, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
     # rollout.n=6: the batch splits over 3 ranks, so the config itself is valid
@@ -128,7 +123,7 @@ def test_three_nodes_on_a_two_node_cluster_are_refused_before_anything_starts(
             "trainer.nnodes=3",
             "actor_rollout_ref.rollout.n=6",
         ],
-        tmp_path / "cache",
+        cache,
     )
     assert p.returncode == 2, p.stderr[-3000:]
     errors = [line for line in p.stderr.splitlines() if line.startswith("error:")]
@@ -141,12 +136,14 @@ def test_three_nodes_on_a_two_node_cluster_are_refused_before_anything_starts(
     assert actors(cluster) == []  # nothing of the run reached the cluster
 
 
-def test_grpo_trains_once_across_both_nodes(cluster: RayLocalCluster, model: Path, tmp_path: Path) -> None:
+def test_grpo_trains_once_across_both_nodes(
+    cluster: RayLocalCluster, model: Path, cache: Path, tmp_path: Path
+) -> None:
     run_dir = tmp_path / "run"
     p = run_on(
         cluster,
         [*SMALL, f"actor_rollout_ref.model.path={model}", f"run_dir={run_dir}", "trainer.nnodes=2"],
-        tmp_path / "cache",
+        cache,
     )
     assert p.returncode == 0, p.stderr[-4000:]
     verl = OmegaConf.load(run_dir / "verl_config.yaml")
