@@ -14,7 +14,14 @@ from experiments.registry import EXPERIMENTS
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_generated_blocks_and_figures_are_fresh() -> None:
+    """Every block and figure, regenerated in check mode, matches the committed docs.
+
+    In the ``slow`` tier: ``make test`` renders every block once, in
+    ``tests/test_documented_commands.py::test_fast_documented_command[make docs]`` (the documented
+    command, which must leave ``git status`` unchanged, so a stale block or figure fails it there);
+    this test says which blocks are stale, for a run of the slow tier."""
     stale = blocks.generate(check=True)
     assert not stale, f"stale generated docs (run `make docs`): {stale}"
 

@@ -10,6 +10,13 @@ Each command runs through ``bash -c`` from the repository root with ``HOME`` an 
 project's). It must exit as planned (0, or the one-line ``error:`` the plan names), print no
 traceback, leave ``git status`` as it was (outputs go to ignored folders) and leave ``HOME`` empty.
 
+The fast commands of :data:`SHARED` (each a further command of a module another fast command runs
+on its own) run in one shared process instead, after the others (``tests/one_process.py``: each as
+its module's ``__main__``, with its own output and exit code): ``make -n`` shows the one
+``python -m`` line make runs for it, and that line runs there. The shared process pays the imports
+of veRL, torch and Hydra once; ``git status`` and ``HOME`` are checked before and after it. Two
+documented commands that run as the same command line run once.
+
 Placeholders (``<run dir>``, ``<parquet>`` …) are filled from what earlier commands made, the way a
 newcomer fills them; a synopsis's ``[optional]`` parts are dropped. A command the docs call long
 (a training run, a sweep, an experiment) gets a small-steps override and runs in the ``slow`` tier,
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -30,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from one_process import run_in_one_process
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -378,15 +387,116 @@ def newcomer(tmp_path_factory: pytest.TempPathFactory) -> Newcomer:
     return Newcomer(home, cache)
 
 
-FAST = [c for c in PLAN if PLAN[c].tier == "fast"]
+def _unique_fast() -> list[str]:
+    """The fast commands, one per command line run (two docs' lines that run alike run once)."""
+    seen: dict[tuple, str] = {}
+    for c in PLAN:
+        p = PLAN[c]
+        if p.tier == "fast":
+            seen.setdefault((p.run or c, p.rc, p.error, tuple(sorted(p.env.items()))), c)
+    return list(seen.values())
 
 
-@pytest.mark.parametrize("doc", FAST)
+#: fast commands that run in the shared process (each a further command of a module that one of
+#: :data:`OWN` runs in a process of its own, :func:`test_each_shared_command_also_runs_on_its_own`)
+SHARED = [
+    'make sweep SWEEP=kl_coef ARGS="cluster=slurm engine=verl scale=gpu_node cluster.gpus_per_node=8 '
+    'cluster.partition=<p>"',
+    "make sweep SWEEP=<name> [RECIPE=...] [SCALE=...]",
+    "python -m recipes.run recipe=grpo engine=verl cluster=slurm trainer.nnodes=2 [cluster.partition=...] "
+    "[dry_run=true]",
+    "make estimate RECIPE=<name>",
+    "make pipeline PIPELINE=r1|distill",
+    "make data DATA=gsm8k",
+    "make data DATA=<name> [N=...] [SEED=...] [OUT=dir]",
+    'make gpu-smoke ARGS="--families dapo,gspo"',
+]
+FAST = _unique_fast()
+#: fast commands that run in a process of their own
+OWN = [c for c in FAST if c not in SHARED]
+
+
+@pytest.mark.parametrize("doc", OWN)
 def test_fast_documented_command(newcomer: Newcomer, doc: str) -> None:
     """Commands that train nothing run as written in ``make test``."""
     if shutil.which("make") is None:  # pragma: no cover - the Makefile is the interface
         pytest.fail("make is not installed")
     newcomer.run(doc, timeout=900)
+
+
+def _expanded(nc: Newcomer, doc: str) -> str:
+    """The command as planned; for a ``make`` command, the lines make runs for it (``make -n``)."""
+    cmd = (PLAN[doc].run or doc).format(**nc.values)
+    if not cmd.startswith("make "):
+        return cmd
+    proc = subprocess.run(
+        ["bash", "-c", "make -s -n " + cmd.removeprefix("make ")],
+        cwd=ROOT,
+        env=nc.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, f"{cmd}: make -n failed: {proc.stderr}"
+    return proc.stdout.strip()
+
+
+def python_line(nc: Newcomer, doc: str) -> tuple[str, list[str]]:
+    """``(module, arguments)`` of the one ``python -m`` line the command runs (``make -n`` for a
+    ``make`` command, whose ``setup`` prerequisite must be up to date)."""
+    cmd = _expanded(nc, doc)
+    assert "\n" not in cmd, f"{doc!r}: make runs more than one line (or `make setup` is due):\n{cmd}"
+    words = shlex.split(cmd)
+    assert words[0] in ("python", ".venv/bin/python") and words[1] == "-m", f"{doc!r}: runs {cmd!r}"
+    return words[2], words[3:]
+
+
+@pytest.fixture(scope="module")
+def shared(newcomer: Newcomer, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The :data:`SHARED` commands run in one process: ``{doc: (exit code, stdout, stderr)}``, with
+    ``git status`` and ``HOME``'s files after them (``git status`` before them under ``before``)."""
+    cases = [(*python_line(newcomer, doc), dict(PLAN[doc].env)) for doc in SHARED]
+    before = _git_status()
+    done = run_in_one_process(cases, tmp_path_factory.mktemp("shared"), newcomer.env())
+    return {
+        "runs": dict(zip(SHARED, done, strict=True)),
+        "before": before,
+        "after": _git_status(),
+        "home": _files(newcomer.home),
+    }
+
+
+@pytest.mark.parametrize("doc", SHARED)
+def test_fast_documented_command_in_a_shared_process(shared: dict, doc: str) -> None:
+    """The :data:`SHARED` commands exit as planned (make exits 2 whenever its command fails), with
+    the planned ``error:`` line and no traceback."""
+    plan = PLAN[doc]
+    rc, stdout, stderr = shared["runs"][doc]
+    out = stdout + stderr
+    tail = out[-3000:]
+    assert (rc == plan.rc) if not doc.startswith("make ") else ((rc == 0) == (plan.rc == 0)), (
+        f"{doc!r} exited {rc}, planned {plan.rc}:\n{tail}"
+    )
+    assert "Traceback (most recent call last)" not in out, f"{doc!r} printed a traceback:\n{tail}"
+    if plan.error:
+        errors = [ln for ln in out.splitlines() if ln.startswith("error:")]
+        assert len(errors) == 1, f"{doc!r}: expected one 'error:' line, got {errors}:\n{tail}"
+        assert re.search(plan.error, errors[0]), f"{doc!r}: {errors[0]!r} does not match {plan.error!r}"
+
+
+def test_the_shared_process_leaves_the_repository_and_home_as_they_were(shared: dict) -> None:
+    assert shared["after"] == shared["before"], (
+        f"the shared commands changed the repository:\n{shared['after']}"
+    )
+    assert not shared["home"], f"the shared commands wrote into HOME: {shared['home'][:10]}"
+
+
+def test_each_shared_command_also_runs_on_its_own(newcomer: Newcomer) -> None:
+    """Every module a shared command runs, one of :data:`OWN` runs in a process of its own."""
+    assert set(SHARED) <= set(FAST), "a shared command is a planned fast command"
+    alone = {m for doc in OWN for m in re.findall(r"python -m (\S+)", _expanded(newcomer, doc))}
+    modules = {python_line(newcomer, doc)[0] for doc in SHARED}
+    assert modules <= alone, f"shared only, never run on their own: {sorted(modules - alone)}"
 
 
 def stand_in(nc: Newcomer, hub: Path) -> Path:

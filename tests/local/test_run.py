@@ -92,7 +92,8 @@ def test_a_cold_cache_leaves_the_run_where_a_warm_one_does(fast, tmp_path, monke
     from recipes.local import build_engine
 
     monkeypatch.setenv("RLVR_CACHE", str(tmp_path / "cache"))
-    cfg = cfg_for("recipe=grpo", *fast)
+    # a 2-step cold start: what is compared is the state a build leaves, not what it learns
+    cfg = cfg_for("recipe=grpo", *fast, "local.sft.max_steps=2", "local.sft.eval_every=2")
 
     def after_setup() -> tuple:
         torch.manual_seed(123), random.seed(123), torch.set_num_threads(2)  # a caller's own state

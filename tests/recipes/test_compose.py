@@ -1,11 +1,30 @@
-"""Every recipe composes and passes validation, at its published scale and at laptop scale."""
+"""Every recipe composes and passes validation, at its published scale and at laptop scale.
+
+Each configuration is composed once for the module (:func:`compose`): several tests read the same
+recipe at the same scale, and a compose of the veRL tree costs a fraction of a second of CPU.
+"""
 
 from __future__ import annotations
 
+import copy
+import functools
+
 import pytest
 
-from recipes.compose import compose, diff, options
+from recipes import compose as composer
+from recipes.compose import diff, options
 from recipes.validate import validate
+
+
+@functools.cache
+def _composed(overrides: tuple[str, ...]):  # noqa: ANN202 - a DictConfig
+    return composer.compose(list(overrides))
+
+
+def compose(overrides: list[str]):  # noqa: ANN201 - a DictConfig
+    """``recipes.compose.compose(overrides)``, composed once per module; each call gets its own copy."""
+    return copy.deepcopy(_composed(tuple(overrides)))
+
 
 RECIPES = ["grpo", "r1_zero", "r1_reasoning", "dapo", "drgrpo", "cispo", "gspo", "orz_ppo"]
 

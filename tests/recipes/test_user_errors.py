@@ -1,11 +1,13 @@
 """A newcomer's mistakes, run as commands: one ``error:`` line naming the typed key or path and the
 fix, exit code 2, no traceback, and nothing written (issue 29).
 
-Each case runs ``python -m <command> ...`` in a subprocess from the repository root with an empty
-``RLVR_CACHE``, then compares listings of the repository's output folders, the cache and the
-fixtures' folder before and after. Every case fails while composing or validating, so none trains.
-The first rows are the issue's own mistakes; the rest are others of the same kinds (other keys,
-other sections, other sweeps, other paths).
+Each case runs ``python -m <command> ...`` from the repository root with an empty ``RLVR_CACHE``,
+then compares listings of the repository's output folders, the cache and the fixtures' folder before
+and after. Every case fails while composing or validating, so none trains. The first rows are the
+issue's own mistakes; the rest are others of the same kinds (other keys, other sections, other
+sweeps, other paths). The first case of each command runs in a process of its own; the others run
+one after another in one shared process (``tests/one_process.py``: each as its module's
+``__main__``, with its own output and exit code), which pays veRL's and Hydra's imports once.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from one_process import run_in_one_process
 
 from analysis.synthetic import write_run
 from data_pipelines.io import write_rows
@@ -190,7 +193,30 @@ def _snapshot(cache: Path, tmp: Path, skip: list[Path] = ()) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("name,module,args,needles,env", CASES, ids=[c[0] for c in CASES])
+#: the first case of each command, each run in a process of its own
+OWN = [c for i, c in enumerate(CASES) if c[1] not in {d[1] for d in CASES[:i]}]
+#: the other cases, run in one shared process
+SHARED = [c for c in CASES if c not in OWN]
+
+
+def _environ(cache: Path, libraries: dict[str, str]) -> dict[str, str]:
+    environ = {k: v for k, v in os.environ.items() if k not in ("WANDB_API_KEY", "PUBLISH", *libraries)}
+    environ.update(RLVR_CACHE=str(cache), HYDRA_FULL_ERROR="0")
+    return environ
+
+
+def _check(name: str, needles: list[str], fixtures: Path, returncode: int, stdout: str, stderr: str) -> None:
+    """No traceback, exit code 2, one ``error:`` line holding every needle."""
+    output = stdout + stderr
+    assert "Traceback" not in output, f"{name}: a traceback:\n{output}"
+    assert returncode == 2, f"{name}: exit code {returncode}:\n{output}"
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, f"{name}: {len(errors)} error lines:\n{stderr}"
+    for needle in needles:
+        assert needle.replace("{tmp}", str(fixtures)) in errors[0], f"{name}: no {needle!r} in {errors[0]!r}"
+
+
+@pytest.mark.parametrize("name,module,args,needles,env", OWN, ids=[c[0] for c in OWN])
 def test_mistake_is_one_line_naming_the_key(
     fixtures: Path,
     tmp_path: Path,
@@ -205,26 +231,50 @@ def test_mistake_is_one_line_naming_the_key(
     cache.mkdir()
     libraries = _library_caches(cache, monkeypatch)
     skip = [Path(v) for v in libraries.values()]
-    environ = {k: v for k, v in os.environ.items() if k not in ("WANDB_API_KEY", "PUBLISH", *libraries)}
-    environ.update(RLVR_CACHE=str(cache), HYDRA_FULL_ERROR="0", **env)
     argv = [a.replace("{tmp}", str(fixtures)) for a in args]
     before = _snapshot(cache, fixtures, skip)
     proc = subprocess.run(
         [sys.executable, "-m", module, *argv],
         cwd=REPO,
-        env=environ,
+        env={**_environ(cache, libraries), **env},
         capture_output=True,
         text=True,
         timeout=600,
     )
-    output = proc.stdout + proc.stderr
-    assert "Traceback" not in output, f"{name}: a traceback:\n{output}"
-    assert proc.returncode == 2, f"{name}: exit code {proc.returncode}:\n{output}"
-    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, f"{name}: {len(errors)} error lines:\n{proc.stderr}"
-    for needle in needles:
-        assert needle.replace("{tmp}", str(fixtures)) in errors[0], f"{name}: no {needle!r} in {errors[0]!r}"
-    assert _snapshot(cache, fixtures, skip) == before, f"{name}: something was written:\n{output}"
+    _check(name, needles, fixtures, proc.returncode, proc.stdout, proc.stderr)
+    assert _snapshot(cache, fixtures, skip) == before, (
+        f"{name}: something was written:\n{proc.stdout}{proc.stderr}"
+    )
+
+
+@pytest.fixture(scope="module")
+def shared(fixtures: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The :data:`SHARED` cases run in one process: ``{name: (exit code, stdout, stderr)}``, and the
+    listings before and after them all."""
+    tmp = tmp_path_factory.mktemp("shared")
+    cache = tmp / "cache"
+    cache.mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        libraries = _library_caches(cache, mp)
+    skip = [Path(v) for v in libraries.values()]
+    cases = [(m, [a.replace("{tmp}", str(fixtures)) for a in args], env) for _, m, args, _, env in SHARED]
+    before = _snapshot(cache, fixtures, skip)
+    done = run_in_one_process(cases, tmp / "work", _environ(cache, libraries), timeout=1800)
+    after = _snapshot(cache, fixtures, skip)
+    return {"runs": dict(zip([c[0] for c in SHARED], done, strict=True)), "before": before, "after": after}
+
+
+@pytest.mark.parametrize("name,module,args,needles,env", SHARED, ids=[c[0] for c in SHARED])
+def test_mistake_in_a_shared_process_is_one_line_naming_the_key(
+    fixtures: Path, shared: dict, name: str, module: str, args: list[str], needles: list[str], env: dict
+) -> None:
+    _check(name, needles, fixtures, *shared["runs"][name])
+
+
+def test_the_mistakes_in_a_shared_process_write_nothing(shared: dict) -> None:
+    assert SHARED and {c[1] for c in SHARED} <= {c[1] for c in OWN}, "each command also runs on its own"
+    written = sorted(shared["after"] ^ shared["before"])
+    assert not written, f"something was written: {written[:10]}"
 
 
 def test_plus_is_never_suggested_where_verl_refuses_it() -> None:
