@@ -186,10 +186,11 @@ def lora_resume_arm(ctx: Ctx) -> dict[str, Any]:
 
 
 def base_model(ctx: Ctx) -> Path:
-    """The laptop profile's base model in the run cache (built here when no arm built it yet)."""
+    """grpo's laptop base model in the run cache (its ``rlvr.laptop_scale``; built here when no arm has)."""
     code = (
         "from core.compose import compose; from recipes.local import ensure_inputs; "
-        "print(ensure_inputs(compose(['recipe=grpo', 'scale=laptop'])))"
+        "scale = compose(['recipe=grpo']).rlvr.laptop_scale; "
+        "print(ensure_inputs(compose(['recipe=grpo', f'scale={scale}'])))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], env=ctx.env, capture_output=True, text=True, check=True
