@@ -123,6 +123,10 @@ def verdict(rec: dict[str, Any], check: str, largest: float | None, threshold: f
     rec["passed"] = bool(rec["code"] == 0 and rec["all_finite"] and ok and largest is not None)
 
 
+def _per_step(rec: dict[str, Any]) -> dict[str, Any]:
+    return {str(s): rec["_by_step"][s].get(DIFF) for s in rec["steps"]}
+
+
 def _diff_max(rec: dict[str, Any], steps: list[int] | None = None) -> float | None:
     vals = [rec["_by_step"][s].get(DIFF) for s in (steps or rec["steps"])]
     vals = [v for v in vals if isinstance(v, (int, float))]
@@ -135,6 +139,7 @@ def sync_arm(ctx: Ctx, name: str, args: list[str], control: str | None) -> dict[
     worst = _diff_max(rec)
     ok = worst is not None and worst < SYNC_TOL and len(rec["steps"]) == ctx.steps
     verdict(rec, f"max over steps of {DIFF}", worst, SYNC_TOL, ok)
+    rec["per_step"] = _per_step(rec)
     if control is not None:
         ctl = launch(ctx, f"{name}_control", [*args, control], ctx.work / f"{name}_control")
         value = _diff_max(ctl)
@@ -142,6 +147,7 @@ def sync_arm(ctx: Ctx, name: str, args: list[str], control: str | None) -> dict[
             "command": ctl["command"],
             "code": ctl["code"],
             "largest": value,
+            "per_step": _per_step(ctl),
             "detected": bool(
                 ctl["code"] == 0 and value is not None and value > max(CONTROL_FLOOR, 100 * (worst or 0))
             ),
