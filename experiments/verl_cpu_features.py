@@ -327,7 +327,7 @@ def command(a: DictConfig) -> int:
     (work / "logs").mkdir(parents=True, exist_ok=True)
     ctx = Ctx(a, work)
     old = results.results_dir() / experiment / "latest.json"
-    rows: dict[str, Any] = {} if bool(a.fresh) or not old.is_file() else _load_rows(old)
+    rows: dict[str, Any] = {}  # this invocation's arms; with fresh=false merged into the record at each write
     for name in arms:
         try:
             rec = ARMS[name](ctx)
@@ -339,7 +339,13 @@ def command(a: DictConfig) -> int:
             f"[verl_cpu_features] {name}: exit {rec['code']}, {rec['wall_s']} s, passed {rec['passed']}",
             flush=True,
         )
-        results.write_table(experiment, "latest", {"settings": settings, "runs": rows})
+        # re-read before writing: another invocation (fresh=false) may have recorded its arms meanwhile
+        kept = {} if bool(a.fresh) or not old.is_file() else _load_rows(old)
+        merged = {**kept, **rows}
+        merged = {k: merged[k] for k in sorted(merged, key=list(ARMS).index)}
+        results.write_table(
+            experiment, "latest", {"settings": {**settings, "arms": list(merged)}, "runs": merged}
+        )
     print(f"recorded {results.results_dir() / experiment / 'latest.json'}")
     return 0 if all(r["passed"] and r.get("control", {}).get("detected", True) for r in rows.values()) else 1
 
