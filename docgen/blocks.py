@@ -32,6 +32,7 @@ from docgen import (
     thinking_budget,
     verl_async,
     verl_cpu,
+    verl_features,
 )
 from docgen.engine import Rendered
 
@@ -88,6 +89,7 @@ def _sections() -> dict[str, Callable[[], Rendered]]:
         "verl-cpu-bench": verl_cpu.verl_cpu_bench,
         "verl-cpu-profile": verl_cpu.verl_cpu_profile,
         "verl-async-bench": verl_async.verl_async_bench,
+        "verl-cpu-features": verl_features.verl_cpu_features,  # LoRA, RM, async, offload from an empty cache
         "preflight-timings": benchmarks.preflight_timings,
         "numerics-cost": benchmarks.numerics_cost,  # docs/first_run.md
         "filter-overhead": benchmarks.filter_overhead,  # docs/data.md

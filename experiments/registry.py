@@ -50,6 +50,7 @@ EXPERIMENTS.add("profile_engine", [*PY, "benchmarks.profile_engine"])  # issue 1
 # veRL's own trainer on this CPU (docs/engines.md): against the local engine, and every recipe through it
 EXPERIMENTS.add("bench_verl_cpu", [*PY, "benchmarks.bench_verl_cpu"])
 EXPERIMENTS.add("verl_cpu_recipes", [*PY, "experiments.verl_cpu_recipes"])
+EXPERIMENTS.add("verl_cpu_features", [*PY, "experiments.verl_cpu_features"])  # LoRA, RM, async, offload
 # veRL's async trainer modes against its sync trainer on this CPU (docs/engines.md)
 EXPERIMENTS.add("bench_verl_async", [*PY, "benchmarks.bench_verl_async"])
 EXPERIMENTS.add("profile_verl_cpu", [*PY, "benchmarks.profile_verl_cpu"])

@@ -19,18 +19,10 @@ from pathlib import Path
 import pytest
 from test_main_ppo import ROOT, SMALL, finite, run_verl, steps
 
+from experiments.verl_cpu_features import COIN, LORA, SKIP
+
 pytestmark = pytest.mark.slow
 
-#: a coin per response (the random model solves nothing; all-equal rewards would not move it), no
-#: pre-flight (its golds check rightly refuses such a reward), a learning rate that moves the adapter
-COIN = [
-    "reward.custom_reward_function.path=pkg://recipes.preflight.rehearsal_reward",
-    "preflight=false",
-    "actor_rollout_ref.actor.optim.lr=5e-2",
-    "actor_rollout_ref.actor.optim.lr_warmup_steps=0",
-]
-LORA = ["actor_rollout_ref.model.lora_rank=8", "actor_rollout_ref.model.lora_alpha=16"]
-SKIP = "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_CPU_SKIP_WEIGHT_SYNC='1'"
 DIFF = "training/rollout_probs_diff_max"
 
 

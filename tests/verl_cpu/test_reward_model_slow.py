@@ -3,55 +3,27 @@
 GRPO with ``reward_model=orm`` runs 2 steps on veRL's trainer from an empty cache, the reward model
 served by the CPU backend (:mod:`verl_cpu.reward_model`); every score the trainer trained on (veRL's
 rollout dump, ``trainer.rollout_data_dir``: the decoded prompt and response and the score of each
-sample) equals the same reward model's score of that (prompt, response) computed here, in-process,
+sample) equals the same reward model's score of that (prompt, response) computed in-process
+(:func:`verl_cpu.rm_check.offline_scores`),
 within 1e-5, so the reward loop neither loses nor reorders a sample. The pre-flight rehearsal runs a
 recipe with a reward model.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
-import torch
 import yaml
 from test_main_ppo import SMALL, finite, run_verl, steps
 
 from core import reward_model as rmod
+from verl_cpu.rm_check import offline_scores
 
 pytestmark = pytest.mark.slow
 
 #: Largest difference allowed between the trainer's score and the offline one.
 TOL = 1e-5
-
-
-def offline_scores(run_dir: Path, rm_path: Path) -> list[tuple[float, float]]:
-    """(trainer's score, offline score) of every sample veRL dumped, in the dump's order."""
-    rm = rmod.load(rm_path)
-    tok = rm.tokenizer
-    cfg = yaml.safe_load((run_dir / "verl_config.yaml").read_text())
-    question = {}  # the decoded chat prompt (as veRL dumps it) -> the question the reward function reads
-    for _, row in pd.read_parquet(cfg["data"]["train_files"]).iterrows():
-        ids = tok.apply_chat_template(list(row["prompt"]), add_generation_prompt=True, tokenize=True)
-        ids = ids["input_ids"] if isinstance(ids, dict) else ids
-        question[tok.decode(ids, skip_special_tokens=True)] = row["extra_info"]["question"]
-    out = []
-    for dump in sorted((run_dir / "rollouts").glob("*.jsonl"), key=lambda p: int(p.stem)):
-        for line in dump.read_text().splitlines():
-            r = json.loads(line)
-            chat = [
-                {"role": "user", "content": question[r["input"]]},
-                {"role": "assistant", "content": r["output"]},
-            ]
-            text = tok.apply_chat_template(chat, add_generation_prompt=False, tokenize=False)
-            text = text.removeprefix(tok.bos_token or "")  # as veRL's request drops it (vLLM adds its own)
-            ids = tok(text, add_special_tokens=False)["input_ids"]
-            with torch.no_grad():
-                p = float(rm.model(input_ids=torch.tensor([ids])).logits[0, -1].softmax(-1)[1])
-            out.append((float(r["score"]), p))
-    return out
 
 
 def test_grpo_on_a_reward_model_trains_on_the_models_own_scores(tiny_checkpoint, tmp_path: Path) -> None:
