@@ -49,6 +49,8 @@ CAUSES = {
     "then samples from bf16-rounded weights. On the trained laptop base model this moves the probabilities "
     "already at step 1, when the adapter is still zero (the run with the sync skipped agrees there); the slow "
     "test's random model, whose distributions are near-uniform, does not show it.",
+    "lora_resume": "its sync check is the merged sync's, as `lora_merged` above; the resume itself (step 3 only, "
+    "from the step-2 checkpoint) and `verl.model_merger` (the adapter written) worked.",
 }
 
 
@@ -114,7 +116,9 @@ def verl_cpu_features() -> Rendered:
     if res is None:
         return missing("verl_cpu_features")
     st = res.get("settings") or {}
-    rows = [_row(name, r) for name, r in (res.get("runs") or {}).items()]
+    runs = res.get("runs") or {}
+    order = [a for a in st.get("arms") or [] if a in runs] + sorted(set(runs) - set(st.get("arms") or []))
+    rows = [_row(name, runs[name]) for name in order]
     head = ["arm", "command", "result", "steps", "s/step", "check", "largest", "threshold", "control", "load"]
     text = (
         "`make results NAME=verl_cpu_features`: each arm one `python -m recipes.run engine=verl ...` from one "
