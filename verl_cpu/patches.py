@@ -145,6 +145,35 @@ def _sdpa_value_head(mod: ModuleType, original: Callable[..., Any]) -> Callable[
     return load_valuehead_model
 
 
+def _merged_lora_full_precision(mod: ModuleType, original: type) -> type:
+    def _merged_lora_per_tensor_param(self: Any) -> Any:
+        # veRL's generator, line for line, with the cast to bfloat16 of the gathered tensors replaced by
+        # a copy: the rollout receives the merged weights in the dtype the trainer holds them (as the
+        # full-weight and unmerged paths send them). The copy is needed: at world size 1 full_tensor()
+        # returns the local shard itself, which the context's restore overwrites with the base weights
+        # (the cast copied it before)
+        device = mod.get_device_id()
+        try:
+            with mod.merged_lora_context(self.module, backup_adapters=True):
+                params = mod.normalize_peft_param_name(self.module.state_dict())
+                params = mod.convert_weight_keys(
+                    params, getattr(self.module, "_fsdp_wrapped_module", self.module)
+                )
+                for name, param in params.items():
+                    yield (
+                        name,
+                        param.to(device, non_blocking=True).full_tensor().clone()
+                        if isinstance(param, mod.DTensor)
+                        else param.detach().clone(),
+                    )
+        finally:
+            if self._is_offload_param:
+                mod.offload_fsdp_model_to_cpu(self.module)
+
+    original._merged_lora_per_tensor_param = _merged_lora_per_tensor_param
+    return original
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         name="gloo-process-group",
@@ -218,6 +247,19 @@ PATCHES: tuple[Patch, ...] = (
         "(or fails without trl); the patch loads the same AutoModelForTokenClassification with SDPA attention",
         sha256="2371ca280654b53b",
         build=_sdpa_value_head,
+    ),
+    Patch(
+        name="merged-lora-fp32",
+        module="verl.workers.engine.fsdp.transformer_impl",
+        attr="FSDPEngine",
+        where="verl/workers/engine/fsdp/transformer_impl.py:1082",
+        why="with model.lora.merge=True the merged weights sent to the rollout are cast to bfloat16 in the "
+        "generator (no config reaches the dtype), so an fp32 CPU rollout samples from a rounded policy: rollout "
+        "and actor log-probs differ by ~1e-2 where the full-weight and unmerged paths agree within 1e-5; the "
+        "patch sends them in the trainer's own dtype, as those paths do",
+        checked=("verl.workers.engine.fsdp.transformer_impl:FSDPEngine._merged_lora_per_tensor_param",),
+        sha256="70e88d6b2db833da",
+        build=_merged_lora_full_precision,
     ),
 )
 

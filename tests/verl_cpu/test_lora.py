@@ -134,3 +134,49 @@ def test_a_reference_reset_with_lora_is_refused_as_it_would_drop_the_adapter() -
     assert ref_reset(compose(["recipe=r1_zero"])) == []
     (err,) = ref_reset(compose(["recipe=r1_zero", "actor_rollout_ref.model.lora_rank=8"]))
     assert err.startswith("[rlvr.ref_reset_steps]") and "fix:" in err and "lora_rank=0" in err
+
+
+def test_the_merged_sync_sends_the_merged_weights_in_the_trainers_dtype(ckpt, tmp_path) -> None:
+    """veRL's merged LoRA sync (``model.lora.merge=True``) through the ``merged-lora-fp32`` patch, on the
+    FSDP2-wrapped peft model as the actor holds it (gloo, world size 1): every tensor it yields is fp32,
+    the rollout server loading them computes the peft model's logits within 1e-5, and the actor's
+    adapter is back in place afterwards (base weights restored, adapter still applied)."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
+    from verl.workers.engine.fsdp import transformer_impl
+
+    from verl_cpu import patches
+
+    (patch,) = [p for p in patches.PATCHES if p.name == "merged-lora-fp32"]
+
+    class Engine(transformer_impl.FSDPEngine):  # the patch built on a subclass: veRL's class untouched
+        pass
+
+    base, peft_model = _trained_peft(ckpt)
+    ids = torch.tensor([[3, 17, 40, 5, 9, 11]])
+    with torch.no_grad():
+        want = peft_model(input_ids=ids).logits
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        for layer in peft_model.base_model.model.model.layers:
+            fully_shard(layer)
+        fully_shard(peft_model)
+        engine = Engine.__new__(Engine)
+        engine.module, engine._is_offload_param = peft_model, False
+        patch.build(transformer_impl, Engine)
+        sent = dict(engine._merged_lora_per_tensor_param())
+        with torch.no_grad():
+            after = peft_model(input_ids=ids).logits
+    finally:
+        dist.destroy_process_group()
+    assert sent and {t.dtype for t in sent.values()} == {torch.float32}
+    assert not any("lora_" in k or "base_layer" in k for k in sent)
+    config = SimpleNamespace(prompt_length=32, response_length=8, max_model_len=None, seed=0)
+    srv = CPURolloutServer(config, SimpleNamespace(local_path=str(ckpt)), replica_rank=0)
+    asyncio.run(srv.update_weights(sent, global_steps=1))
+    with torch.no_grad():
+        got = srv.model(input_ids=ids).logits
+        plain = base(input_ids=ids).logits
+    assert (got - want).abs().max().item() < 1e-5
+    assert (got - plain).abs().max().item() > 1e-2  # the adapter is in the weights sent
+    assert (after - want).abs().max().item() < 1e-5  # the actor is as before the sync
