@@ -42,16 +42,7 @@ from verl_cpu import staleness
 #: The V1 trainer modes veRL 0.9.1 registers (``verl/trainer/ppo/v1/__init__.py``) and what each needs
 #: on top of the recipe: separate_async one standalone replica (one logical GPU slot) and as many
 #: mini-batches per step as it syncs weights after (``parameter_sync_step``; grpo: 1).
-MODES: dict[str, list[str]] = {
-    "sync": [],
-    "colocate_async": ["trainer.v1.trainer_mode=colocate_async"],
-    "separate_async": [
-        "trainer.v1.trainer_mode=separate_async",
-        "trainer.v1.separate_async.parameter_sync_step=1",
-        "actor_rollout_ref.rollout.nnodes=1",
-        "actor_rollout_ref.rollout.n_gpus_per_node=1",
-    ],
-}
+MODES = staleness.MODES
 #: The tiny model every run trains (``core.model.ModelSpec`` fields), built in the benchmark's work folder.
 SPEC = (32, 2, 4, 2, 64, 256)
 PHASES = ("step", "gen", "old_log_prob", "ref", "adv", "update_actor", "update_weights")

@@ -60,9 +60,6 @@ COIN = [
 LORA = ["actor_rollout_ref.model.lora_rank=8", "actor_rollout_ref.model.lora_alpha=16"]
 SKIP = "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_CPU_SKIP_WEIGHT_SYNC='1'"
 DROP = "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_CPU_DROP_WEIGHT_UPDATE='1'"
-#: what separate_async needs beyond its mode (as benchmarks.bench_verl_async, which experiments may not
-#: import): one standalone replica (one logical GPU slot), a weight sync after every mini-batch (grpo: 1)
-STANDALONE = ["separate_async.parameter_sync_step=1", "rollout.nnodes=1", "rollout.n_gpus_per_node=1"]
 #: opd's source setting (conf/recipe/opd.yaml, the lora_rank deviation's note)
 OPD_LORA = ["actor_rollout_ref.model.lora_rank=128", "actor_rollout_ref.actor.optim.lr=1e-4"]
 
@@ -226,9 +223,7 @@ def reward_model_arm(ctx: Ctx) -> dict[str, Any]:
 
 def async_arm(ctx: Ctx, mode: str) -> dict[str, Any]:
     """A V1 trainer mode for ``async_steps`` steps: staleness from the rollout's stamps, and its control."""
-    extra = [f"{'trainer.v1' if k.startswith('sep') else 'actor_rollout_ref'}.{k}" for k in STANDALONE]
-    args = [f"trainer.v1.trainer_mode={mode}", *(extra if mode == "separate_async" else [])]
-    args = ["recipe=grpo", *args, f"{staleness.THRESHOLD_KEY}={ctx.bound}"]
+    args = ["recipe=grpo", *staleness.MODES[mode], f"{staleness.THRESHOLD_KEY}={ctx.bound}"]
     args += [
         f"trainer.total_training_steps={ctx.async_steps}",
         "trainer.test_freq=-1",

@@ -32,6 +32,19 @@ WORST = "training/off_policy/trajectory_staleness_worst/max"
 NEWEST = "training/off_policy/trajectory_staleness/min"
 #: veRL's staleness bound (model versions a trajectory may span).
 THRESHOLD_KEY = "trainer.v1.sampler.max_off_policy_threshold"
+#: The overrides each V1 trainer mode (``trainer.v1.trainer_mode``) runs with on a CPU: separate_async
+#: with one standalone rollout replica (one logical GPU slot) fed by the ``cpu_gloo`` checkpoint engine,
+#: and a weight sync after every mini-batch (grpo has one per step).
+MODES: dict[str, list[str]] = {
+    "sync": [],
+    "colocate_async": ["trainer.v1.trainer_mode=colocate_async"],
+    "separate_async": [
+        "trainer.v1.trainer_mode=separate_async",
+        "trainer.v1.separate_async.parameter_sync_step=1",
+        "actor_rollout_ref.rollout.nnodes=1",
+        "actor_rollout_ref.rollout.n_gpus_per_node=1",
+    ],
+}
 
 
 @dataclass(frozen=True)
