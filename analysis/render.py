@@ -38,6 +38,11 @@ def fmt(v: Any, digits: int = 3) -> str:
     return str(v)
 
 
+def num(v: Any, spec: str = "{:.3f}") -> str:
+    """``spec.format(v)`` for a number, an en dash for anything else (a value not recorded)."""
+    return spec.format(v) if isinstance(v, (int, float)) else "–"
+
+
 @dataclass
 class Table:
     header: list[str]

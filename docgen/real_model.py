@@ -25,7 +25,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from analysis.render import Table
+from analysis.render import Table, num
 from core.results import REPO
 from docgen.engine import Rendered, source_line
 from docgen.results import missing, read, table
@@ -38,10 +38,6 @@ RL_NAMES = {
     "critic/vf_loss": "vf loss",
 }
 ARMS = (("real_model_rl", "outcome reward"), ("real_model_rl-shuffled", "rewards shuffled"))
-
-
-def _num(v: Any, fmt: str = "{:.3f}") -> str:
-    return fmt.format(v) if isinstance(v, (int, float)) else "–"
 
 
 def _paths() -> dict[str, Any] | None:
@@ -59,7 +55,7 @@ def paths_block() -> Rendered:
         return missing("real_model_paths")
     rows = []
     for r in res["rows"]:
-        rl = [f"{name} {_num(r.get(k))}" for k, name in RL_NAMES.items() if k in r or k != "critic/vf_loss"]
+        rl = [f"{name} {num(r.get(k))}" for k, name in RL_NAMES.items() if k in r or k != "critic/vf_loss"]
         note = ", ".join(rl) if r["path"].startswith("rl") else ""
         if r["path"] == "filter" and "pass_rate" in r:
             p = r["pass_rate"]
@@ -68,7 +64,7 @@ def paths_block() -> Rendered:
                 f"in the band {r['band']}, {p['all_wrong'] * 100:.0f}% never right"
             )
         if r["path"].startswith("eval") and "pass@k" in r:
-            note = f"pass@1 {_num(r['pass@k'].get('1'))}"
+            note = f"pass@1 {num(r['pass@k'].get('1'))}"
         rows.append([r["label"], f"`{r['command']}`", f"{r['seconds']:.0f}", str(r["exit"]), note])
     total = sum(r["seconds"] for r in res["rows"])
     freed = [r["checkpoint_bytes_deleted"] for r in res["rows"] if "checkpoint_bytes_deleted" in r]
@@ -107,7 +103,7 @@ def eval_block() -> Rendered:
         ks = list(r["pass@k"])
         head = ["task"] + [f"pass@{k}" for k in ks] + [f"maj@{k}" for k in ks]
         cells = (
-            [r["label"].split()[-1]] + [_num(r["pass@k"][k]) for k in ks] + [_num(r["maj@k"][k]) for k in ks]
+            [r["label"].split()[-1]] + [num(r["pass@k"][k]) for k in ks] + [num(r["maj@k"][k]) for k in ks]
         )
         v = r["verifier"]
         parts.append(Table(head, [cells]).markdown())
@@ -138,8 +134,8 @@ def _rl_row(label: str, rec: dict[str, Any]) -> list[str]:
         f"{(a1 - a0) * 100:+.1f}",
         f"{l0:.1f} → {l1:.1f}",
         f"{points} (steps {', '.join(str(x) for x in curve['step'])})",
-        _num(summ.get("cpu_minutes"), "{:.1f}"),
-        _num(summ.get("minutes"), "{:.1f}"),
+        num(summ.get("cpu_minutes"), "{:.1f}"),
+        num(summ.get("minutes"), "{:.1f}"),
     ]
 
 
@@ -163,7 +159,7 @@ def rl_block() -> Rendered:
     text = (
         f"Claim, recorded before the runs: {design.get('claim', '?')}\n\n"
         f"Primary metric: `{(design.get('metrics') or ['?'])[0]}` (end − start; target "
-        f"{_num(None if target is None else target * 100, '{:+.0f}')} points), seeds {design.get('seeds')}, "
+        f"{num(None if target is None else target * 100, '{:+.0f}')} points), seeds {design.get('seeds')}, "
         f"recipe {', '.join(design.get('recipes', []))} on the {design.get('engine', 'local')} engine at "
         f"`scale={design.get('scale')}` with {' '.join(f'`{o}`' for o in design.get('overrides', []))}.\n\n"
         + Table(head, rows).markdown()
@@ -208,18 +204,18 @@ def start_block() -> Rendered:
     rows = []
     for r in res["rows"]:
         p, v, lo_hi = r["task"]["params"], r["verifier"], r["pass@1_ci"]
-        ks = ", ".join(f"@{k} {_num(x)}" for k, x in r["pass@k"].items() if k != "1")
+        ks = ", ".join(f"@{k} {num(x)}" for k, x in r["pass@k"].items() if k != "1")
         rows.append(
             [
                 f"`dataset={r['dataset']}`",
                 f"{p['k']} in {p['lo']}..{p['hi']}",
                 f"{r['prompts']} × {r['n']}",
-                f"{_num(r['pass@k']['1'])} [{_num(lo_hi[0])}, {_num(lo_hi[1])}]",
+                f"{num(r['pass@k']['1'])} [{num(lo_hi[0])}, {num(lo_hi[1])}]",
                 ks,
                 "yes" if r["in_band"] else "no",
                 f"{v['extracted']} of {v['samples']}",
                 str(v["refused_for_format"]),
-                _num(v["mean_response_tokens"], "{:.0f}"),
+                num(v["mean_response_tokens"], "{:.0f}"),
             ]
         )
     text = (
@@ -240,9 +236,9 @@ def engines_block() -> Rendered:
         [
             e,
             str(len(runs)),
-            _num(med[e]["wall_s"], "{:.0f}"),
-            _num(med[e]["cpu_s"], "{:.0f}"),
-            _num(med[e]["step_s_median"], "{:.0f}"),
+            num(med[e]["wall_s"], "{:.0f}"),
+            num(med[e]["cpu_s"], "{:.0f}"),
+            num(med[e]["step_s_median"], "{:.0f}"),
             "; ".join(" ".join(f"{x:.0f}" for x in r["step_s"]) for r in runs),
         ]
         for e, runs in res["runs"].items()
@@ -268,15 +264,15 @@ def bench_block() -> Rendered:
     rows = [
         [
             name,
-            _num(arms[a]["tokens"], "{:.0f}"),
-            _num(arms[a]["wall_s"], "{:.1f}"),
-            _num(arms[a]["tokens_per_s_wall"], "{:.1f}"),
-            _num(arms[a]["tokens_per_s_cpu"], "{:.1f}"),
+            num(arms[a]["tokens"], "{:.0f}"),
+            num(arms[a]["wall_s"], "{:.1f}"),
+            num(arms[a]["tokens_per_s_wall"], "{:.1f}"),
+            num(arms[a]["tokens_per_s_cpu"], "{:.1f}"),
         ]
         for a, name in (("sampler", "KV-cache sampler (`core.sampler.generate`)"), ("hf", "HF `generate`"))
     ]
     split = res["step_split"]
-    srows = [[p, _num(v["wall_s"], "{:.1f}"), f"{v['share'] * 100:.0f}%"] for p, v in split.items()]
+    srows = [[p, num(v["wall_s"], "{:.1f}"), f"{v['share'] * 100:.0f}%"] for p, v in split.items()]
     m = res.get("model") or {}
     fixes = "; ".join(f"`{f['key']}` {f['before']!r} → {f['after']!r}" for f in m.get("fixes") or [])
     text = (
@@ -286,7 +282,7 @@ def bench_block() -> Rendered:
         + f"\n\nKV-cache sampler ÷ HF `generate`, tokens/s: {ratios['sampler_over_hf_tokens_per_s_wall']:.2f}× (wall), "
         f"{ratios['sampler_over_hf_tokens_per_s_cpu']:.2f}× (CPU).\n\nOne RL step of that shape:\n\n"
         + Table(["part", "wall s", "share"], srows).markdown()
-        + f"\n\nModel: {m.get('title')}, {m.get('architecture')}, {_num(m.get('num_params'), '{:,}')} parameters; "
+        + f"\n\nModel: {m.get('title')}, {m.get('architecture')}, {num(m.get('num_params'), '{:,}')} parameters; "
         f"{m.get('weights')}. Tokenizer fixes recorded at conversion: {fixes}."
     )
     return Rendered(text, sources=_source(res, "results/bench_real_model/latest.json"))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis.render import Table
+from analysis.render import Table, num
 from docgen.engine import Rendered, source_line
 from docgen.results import missing, table
 
@@ -253,10 +253,6 @@ _GRPO_ARMS = {
 }
 
 
-def _f(v: Any, fmt: str = "{:.0f}") -> str:
-    return fmt.format(v) if isinstance(v, (int, float)) else "–"
-
-
 def _slowdowns(arms: dict[str, Any]) -> str:
     """How much each engine's run slows beside the competing process (wall and s/step, loaded / alone)."""
     out = []
@@ -287,8 +283,14 @@ def _grpo_arms(arms: dict[str, Any]) -> str:
             if k in ("WorkerDict", "TaskRunnerV1")
         )
         rows.append(
-            [f"`{n}`", _GRPO_ARMS[n], nice, f"{a['wall_s']:.0f}", _f(a["first_step_from_launch_s"])]
-            + [_f(med.get(k), "{:.2f}") for k in ("step", "old_log_prob", "ref", "update_actor")]
+            [
+                f"`{n}`",
+                _GRPO_ARMS[n],
+                nice,
+                f"{a['wall_s']:.0f}",
+                num(a["first_step_from_launch_s"], "{:.0f}"),
+            ]
+            + [num(med.get(k), "{:.2f}") for k in ("step", "old_log_prob", "ref", "update_actor")]
             + [f"{a['load_avg']['before'][0]:.1f}" if "load_avg" in a else ""]
         )
     head = [
