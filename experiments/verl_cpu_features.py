@@ -17,7 +17,8 @@ as a user types it, grpo at its laptop profile (the first run builds the laptop 
   control: one weight update dropped (``VERL_CPU_DROP_WEIGHT_UPDATE``) must fail that check;
 - ``offload_dynbsz``: world size 2, FSDP parameter and optimizer offload, ``use_dynamic_bsz``;
 - ``opd_lora``: ``recipe=opd`` with its source's LoRA rank 128 (``conf/recipe/opd.yaml``);
-- ``lora_smollm2`` (not in the default arms): grpo with merged LoRA on SmolLM2-135M (``make real-model``).
+- ``lora_smollm2`` (not in the default arms): grpo with merged LoRA on SmolLM2-135M (``make real-model``),
+  4 prompts a step.
 
 Per arm: the command, exit code, steps, the median ``timing_s/step`` of steps 2.., the check's name,
 largest difference, threshold and verdict, whether every logged value is finite, the load average
@@ -270,8 +271,10 @@ def opd_arm(ctx: Ctx) -> dict[str, Any]:
 
 
 def smollm2_arm(ctx: Ctx) -> dict[str, Any]:
-    """grpo with merged LoRA on SmolLM2-135M (its laptop profile): the sync check."""
-    args = ["recipe=grpo", "scale=laptop_smollm2", *LORA, "actor_rollout_ref.model.lora.merge=True"]
+    """grpo with merged LoRA on SmolLM2-135M (its laptop profile at 4 prompts a step, 16 responses: its
+    64 take ~12 min a step here): the sync check."""
+    args = ["recipe=grpo", "scale=laptop_smollm2", "data.train_batch_size=4", *LORA]
+    args += ["actor_rollout_ref.model.lora.merge=True"]
     return sync_arm(ctx, "lora_smollm2", [*args, *COIN, *ctx.short(ctx.steps)], None)
 
 
