@@ -71,3 +71,21 @@ def test_the_configs_own_micro_batches_stay_when_asked(kw: dict[str, Any]) -> No
 
 def test_a_bigger_micro_batch_given_is_kept() -> None:
     assert micro(cpu_config(log_prob=64))[1:3] == (64, 64)
+
+
+def test_a_cpu_run_trains_without_gradient_checkpointing() -> None:
+    """veRL's default recomputes each layer's forward in the backward; a CPU run has the memory and
+    not the arithmetic to spare: the actor's and (with GAE) the critic's models train without it."""
+    from recipes.compose import compose
+    from recipes.launch_cpu import apply
+
+    keys = (
+        "actor_rollout_ref.model.enable_gradient_checkpointing",
+        "critic.model.enable_gradient_checkpointing",
+    )
+    for recipe, want in (("grpo", {keys[0]}), ("orz_ppo", set(keys))):
+        cfg = compose([f"recipe={recipe}", "engine=verl"])
+        assert all(OmegaConf.select(cfg, k) is True for k in keys)  # veRL's default, before
+        changed = {k: after for k, before, after, _ in apply(cfg) if k in keys}
+        assert changed == dict.fromkeys(want, False), recipe
+        assert OmegaConf.select(cfg, keys[0]) is False
