@@ -273,6 +273,8 @@ def opd_arm(ctx: Ctx) -> dict[str, Any]:
 def smollm2_arm(ctx: Ctx) -> dict[str, Any]:
     """grpo with merged LoRA on SmolLM2-135M (its laptop profile at 4 prompts a step, 16 responses: its
     64 take ~12 min a step here): the sync check."""
+    # the model converted into the arm's own empty cache, as `make real-model` does
+    subprocess.run([sys.executable, "-m", "core.real_model"], env=ctx.env, check=True, capture_output=True)
     args = ["recipe=grpo", "scale=laptop_smollm2", "data.train_batch_size=4", *LORA]
     args += ["actor_rollout_ref.model.lora.merge=True"]
     return sync_arm(ctx, "lora_smollm2", [*args, *COIN, *ctx.short(ctx.steps)], None)
