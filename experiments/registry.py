@@ -54,6 +54,7 @@ EXPERIMENTS.add("verl_cpu_features", [*PY, "experiments.verl_cpu_features"])  # 
 # veRL's async trainer modes against its sync trainer on this CPU (docs/engines.md)
 EXPERIMENTS.add("bench_verl_async", [*PY, "benchmarks.bench_verl_async"])
 EXPERIMENTS.add("profile_verl_cpu", [*PY, "benchmarks.profile_verl_cpu"])
+EXPERIMENTS.add("bench_recompute", [*PY, "benchmarks.bench_recompute"])
 # which engine is the default on a CPU: one full laptop run of r1_zero on each (issue 48; docs/r1_zero.md)
 EXPERIMENTS.add("bench_cpu_engines", [*PY, "benchmarks.bench_cpu_engines"])
 EXPERIMENTS.add("bench_analysis", [*PY, "benchmarks.bench_analysis"])

@@ -146,6 +146,7 @@ def _sdpa_value_head(mod: ModuleType, original: Callable[..., Any]) -> Callable[
 
 
 def _merged_lora_full_precision(mod: ModuleType, original: type) -> type:
+    @functools.wraps(original._merged_lora_per_tensor_param)  # its source stays checkable (__wrapped__)
     def _merged_lora_per_tensor_param(self: Any) -> Any:
         # veRL's generator, line for line, with the cast to bfloat16 of the gathered tensors replaced by
         # a copy: the rollout receives the merged weights in the dtype the trainer holds them (as the

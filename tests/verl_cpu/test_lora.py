@@ -136,16 +136,21 @@ def test_a_reference_reset_with_lora_is_refused_as_it_would_drop_the_adapter() -
     assert err.startswith("[rlvr.ref_reset_steps]") and "fix:" in err and "lora_rank=0" in err
 
 
-def test_the_merged_sync_sends_the_merged_weights_in_the_trainers_dtype(ckpt, tmp_path) -> None:
+def test_the_merged_sync_sends_the_merged_weights_in_the_trainers_dtype(ckpt, tmp_path, monkeypatch) -> None:
     """veRL's merged LoRA sync (``model.lora.merge=True``) through the ``merged-lora-fp32`` patch, on the
     FSDP2-wrapped peft model as the actor holds it (gloo, world size 1): every tensor it yields is fp32,
     the rollout server loading them computes the peft model's logits within 1e-5, and the actor's
     adapter is back in place afterwards (base weights restored, adapter still applied)."""
     import torch.distributed as dist
     from torch.distributed.fsdp import fully_shard
+    from verl.plugin.platform import platform_manager
     from verl.workers.engine.fsdp import transformer_impl
 
     from verl_cpu import patches
+    from verl_cpu.platform import PlatformCPU
+
+    # veRL's CPU platform for this test only (as a worker has with VERL_PLATFORM=cpu), restored after
+    monkeypatch.setattr(platform_manager, "_current_platform", PlatformCPU())
 
     (patch,) = [p for p in patches.PATCHES if p.name == "merged-lora-fp32"]
 
