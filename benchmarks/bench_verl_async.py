@@ -1,6 +1,6 @@
 """veRL's async trainer modes on this CPU against its sync trainer: the same recipe, side by side.
 
-Each mode of :data:`MODES` (``trainer.v1.trainer_mode``: ``sync``, ``colocate_async``,
+Each mode of :data:`verl_cpu.staleness.MODES` (``trainer.v1.trainer_mode``: ``sync``, ``colocate_async``,
 ``separate_async`` -- the last with one standalone rollout replica fed by the ``cpu_gloo``
 checkpoint engine, :mod:`verl_cpu.checkpoint_engine`) runs ``recipe`` at its laptop profile for
 ``steps`` steps through ``python -m recipes.run engine=verl``, ``rounds`` x, the order alternating
@@ -39,10 +39,6 @@ from core import results
 from core.cli import hydra_main
 from verl_cpu import staleness
 
-#: The V1 trainer modes veRL 0.9.1 registers (``verl/trainer/ppo/v1/__init__.py``) and what each needs
-#: on top of the recipe: separate_async one standalone replica (one logical GPU slot) and as many
-#: mini-batches per step as it syncs weights after (``parameter_sync_step``; grpo: 1).
-MODES = staleness.MODES
 #: The tiny model every run trains (``core.model.ModelSpec`` fields), built in the benchmark's work folder.
 SPEC = (32, 2, 4, 2, 64, 256)
 PHASES = ("step", "gen", "old_log_prob", "ref", "adv", "update_actor", "update_weights")
@@ -50,7 +46,7 @@ PHASES = ("step", "gen", "old_log_prob", "ref", "adv", "update_actor", "update_w
 
 def mode_args(mode: str, threshold: int) -> list[str]:
     """The overrides that run ``mode`` with veRL's staleness bound ``threshold``."""
-    return [*MODES[mode], f"{staleness.THRESHOLD_KEY}={threshold}"]
+    return [*staleness.MODES[mode], f"{staleness.THRESHOLD_KEY}={threshold}"]
 
 
 def run_mode(mode: str, a: DictConfig, run_dir: Path, model: Path) -> dict[str, Any]:
@@ -105,7 +101,7 @@ def run_mode(mode: str, a: DictConfig, run_dir: Path, model: Path) -> dict[str, 
 def command(a: DictConfig) -> int:
     """Every mode, alternating, printed and recorded."""
     experiment = "bench_verl_async"
-    modes = list(MODES)
+    modes = list(staleness.MODES)
     results.write_experiment(experiment, design={"recipe": str(a.recipe), "modes": modes})
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}

@@ -250,8 +250,8 @@ _PARALLEL = ("tensor_model_parallel_size", "data_parallel_size", "pipeline_model
 
 #: Why a CPU run trains without gradient checkpointing (veRL's default recomputes activations).
 _NO_RECOMPUTE = (
-    "checkpointing recomputes each layer's forward in the backward: a third more arithmetic per update "
-    "to save activation memory a CPU run has (SmolLM2-135M's 64 responses: ~0.5 GB)"
+    "checkpointing recomputes each layer's forward in the backward to save activation memory, which a CPU "
+    "run has to spare; its cost per update is measured by benchmarks/bench_recompute"
 )
 
 CHANGES: list[Change] = [
