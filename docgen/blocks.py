@@ -122,5 +122,6 @@ def generate(check: bool = False, root: Path = REPO, only: Iterable[str] | None 
     A recipe without its page (``docs/recipes/<recipe>.md``) is stale; outside ``check`` the page is
     written first and then filled like every other block."""
     only = None if only is None else list(only)
-    missing = recipe_pages.ensure_pages(check=check, root=root, only=only)
-    return missing + engine.generate(SECTIONS, check=check, root=root, only=only)
+    with recipes.composing():  # each recipe composed once, in one Hydra context
+        missing = recipe_pages.ensure_pages(check=check, root=root, only=only)
+        return missing + engine.generate(SECTIONS, check=check, root=root, only=only)

@@ -37,10 +37,10 @@ import rewards
 from analysis.render import Table
 from core.results import REPO
 from docgen.engine import Rendered, source_line
-from docgen.recipes import _fmt, _one_line
+from docgen.recipes import _fmt, _one_line, composed
 from docgen.results import read
 from recipes import launch_verl, official
-from recipes.compose import compose, options
+from recipes.compose import options
 from recipes.local import algo
 
 PAGE_DIR = "docs/recipes"
@@ -343,7 +343,7 @@ RELATED: dict[str, list[str]] = {
 
 def recipe_page(recipe: str) -> Rendered:
     """The page of one recipe: what it is, how to run it, its keys and their code, its runs."""
-    cfg = compose([f"recipe={recipe}"])
+    cfg = composed(recipe)
     method = official.load(recipe).method
     repro, sources = _reproduction(recipe)
     parts = [

@@ -239,20 +239,29 @@ def job_scripts(name: str, extra: list[str], plan: list[list[str]], out: Path) -
     if not any(_key(o) == "cluster" and o.split("=", 1)[1] != "none" for o in extra):
         return []
     from recipes.cluster import slurm  # the job script: cluster sweeps only
-    from recipes.run import prepare_config  # the run's composition (veRL): not for --help
+    from recipes.run import force_local, prepare_config  # the run's composition (veRL): not for --help
 
     scripts = []
+    #: arm without its seed -> (its job, the overrides prepare_config added to the arm's)
+    composed: dict[tuple[str, ...], tuple[slurm.Job, list[str]]] = {}
     with compose_context():
         for i, arm in enumerate(plan):
-            with contextlib.redirect_stderr(io.StringIO()):
-                cfg, _, _, used = prepare_config(arm_overrides(name, extra, arm), changes=False)
+            overrides = arm_overrides(name, extra, arm)
+            unseeded = tuple(o for o in arm if _key(o) != "rlvr.seed")
+            seeds = [o.split("=", 1)[1] for o in arm if _key(o) == "rlvr.seed"]
+            if unseeded not in composed or not all(re.fullmatch(r"-?\d+", s.strip()) for s in seeds):
+                # as in check_arms: an integer seed reaches the config as a number that neither the job
+                # (cluster.*, the recipe) nor the scale picked reads, so arms differing only in it
+                # share both; the seed itself reaches the script through the arm's overrides
+                with contextlib.redirect_stderr(io.StringIO()):
+                    cfg, _, _, used = prepare_config(overrides, changes=False)
+                added = used[len(force_local(overrides)) :]
+                assert used == [*force_local(overrides), *added], used  # prepare_config only appends
+                composed[unseeded] = (slurm.job(cfg), added)
+            j, added = composed[unseeded]
+            used = [*force_local(overrides), *added]
             run_dir = (out / str(i)).resolve()
-            scripts.append(
-                (
-                    arm,
-                    slurm.job_script(slurm.job(cfg), run_dir, slurm.head_command(used, run_dir), Path.cwd()),
-                )
-            )
+            scripts.append((arm, slurm.job_script(j, run_dir, slurm.head_command(used, run_dir), Path.cwd())))
     return scripts
 
 

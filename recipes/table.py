@@ -10,7 +10,7 @@ cannot drift from the configs. Does not write any file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from omegaconf import DictConfig
 
@@ -75,8 +75,9 @@ def _mark(text: str, deviations: set[str], keys: Iterable[str]) -> str:
     return text + ("†" if deviations & set(keys) else "")
 
 
-def row(recipe: str) -> list[str]:
-    cfg = compose([f"recipe={recipe}"])
+def row(recipe: str, cfg: DictConfig | None = None) -> list[str]:
+    """The table's row of ``recipe`` (``cfg``: the recipe already composed, else composed here)."""
+    cfg = compose([f"recipe={recipe}"]) if cfg is None else cfg
     a, alg = cfg.actor_rollout_ref.actor, cfg.algorithm
     dev = set(cfg.rlvr.get("deviations") or {})
     adv = alg.adv_estimator + (
@@ -107,9 +108,10 @@ def row(recipe: str) -> list[str]:
     return cells
 
 
-def table() -> str:
-    """The Markdown table (the project's renderer, ``analysis.render``), one row per recipe."""
-    return Table(HEADER, [row(r) for r in options("recipe")]).markdown()
+def table(composed: Callable[[str], DictConfig] | None = None) -> str:
+    """The Markdown table (the project's renderer, ``analysis.render``), one row per recipe
+    (``composed``: recipe -> its composed config, when the caller has them; else each is composed)."""
+    return Table(HEADER, [row(r, composed(r) if composed else None) for r in options("recipe")]).markdown()
 
 
 def command(args: DictConfig) -> int:

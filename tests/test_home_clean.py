@@ -1,8 +1,10 @@
 """Nothing is written where nobody asked: documented commands, run with ``HOME`` an empty folder and
 ``RLVR_CACHE`` another, leave ``HOME`` empty and ``git status`` of the repository unchanged.
 
-The commands are the README's, kept short (fewer rows, samples and steps): ``make data``,
-``make filter`` on a task name, a local run with W&B logging (offline), ``make report RUNS=...``.
+The commands are the README's, kept short (fewer rows, samples and steps): ``make filter`` on a
+task name, a local run with W&B logging (offline), ``make report RUNS=...``. (``make data`` is one
+of the commands ``tests/test_documented_commands.py`` runs under the same conditions: an empty
+``HOME`` and ``RLVR_CACHE``, these variables unset, ``git status`` compared.)
 They run through ``make -o setup`` (``make setup`` itself installs packages: pip's own caches are
 not this project's). Library caches (Hugging Face datasets, W&B, matplotlib, Triton, torch) must
 land in ``RLVR_CACHE`` (:mod:`core.env`), W&B run files in the run directory, the report under the
@@ -73,7 +75,6 @@ def test_documented_commands_leave_home_and_the_repository_clean(tmp_path: Path)
     model = build_checkpoint(work / "model", ModelSpec(32, 1, 2, 1, 64, 256), tokenizer="byte", seed=0)
     before = _status()
 
-    _make(env, "data", "DATA=chain_sum", "N=32", f"OUT={work / 'data'}")
     out = _make(
         env,
         "filter",

@@ -1,14 +1,23 @@
-"""The entry point end to end, as a user calls it (subprocesses, CPU only)."""
+"""The entry point end to end, as a user calls it (subprocesses, CPU only).
+
+:func:`test_dry_run_verl_published_scale` runs ``python -m recipes.run`` in a process of its own; the
+other command lines run one after another in one shared process (``tests/one_process.py``: each as
+``recipes.run``'s ``__main__``, with its own output and exit code), which pays veRL's and Hydra's
+imports once.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
+from one_process import run_in_one_process
 
 from docgen.blocks import generate
 
@@ -17,6 +26,37 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "recipes.run", *args], cwd=cwd, capture_output=True, text=True, timeout=300
     )
+
+
+#: ``python -m recipes.run`` command lines run in the shared process ({tmp}: a folder of their own)
+SHARED = {
+    "local laptop": ["recipe=dapo", "engine=local", "dry_run=true", "run_dir={tmp}/r"],
+    "r1_zero": ["recipe=r1_zero", "engine=verl", "dry_run=true", "run_dir={tmp}/r1"],
+    "unknown recipe": ["recipe=dappo"],
+    "bad config": [
+        "recipe=dapo",
+        "engine=verl",
+        "dry_run=true",
+        "actor_rollout_ref.rollout.temperature=0",
+        "run_dir={tmp}/bad",
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[subprocess.CompletedProcess, Path]]:
+    """The :data:`SHARED` command lines run in one process: ``{name: (its result, its folder)}``."""
+    tmp = tmp_path_factory.mktemp("cli_shared")
+    folders = {name: tmp / f"case{i}" for i, name in enumerate(SHARED)}
+    cases = [
+        ("recipes.run", [a.replace("{tmp}", str(folders[name])) for a in args], {})
+        for name, args in SHARED.items()
+    ]
+    done = run_in_one_process(cases, tmp / "work", dict(os.environ), timeout=900)
+    return {
+        name: (subprocess.CompletedProcess(SHARED[name], rc, out, err), folders[name])
+        for name, (rc, out, err) in zip(SHARED, done, strict=True)
+    }
 
 
 def test_dry_run_verl_published_scale(tmp_path):
@@ -43,8 +83,9 @@ def test_dry_run_verl_published_scale(tmp_path):
     assert "[scale]" in p.stderr and "published" in p.stderr
 
 
-def test_local_engine_picks_laptop_and_says_so(tmp_path):
-    p = _run("recipe=dapo", "engine=local", "dry_run=true", f"run_dir={tmp_path / 'r'}", cwd=tmp_path)
+def test_local_engine_picks_laptop_and_says_so(shared):
+    p, _ = shared["local laptop"]
+    assert p.returncode == 0, p.stderr
     assert "using scale=laptop" in p.stderr
     assert "data.max_response_length: 20480 -> " in p.stderr  # every changed key is printed
     assert "actor_rollout_ref.actor.clip_ratio_high" not in p.stderr  # algorithmic keys untouched
@@ -54,9 +95,9 @@ def test_local_engine_picks_laptop_and_says_so(tmp_path):
     assert float(used) > 1e-6 and "(= ${rlvr.sqrt_div:" in lr, lr
 
 
-def test_r1_zero_ref_reset_segments(tmp_path):
-    run_dir = tmp_path / "r1"
-    p = _run("recipe=r1_zero", "engine=verl", "dry_run=true", f"run_dir={run_dir}", cwd=tmp_path)
+def test_r1_zero_ref_reset_segments(shared):
+    p, tmp = shared["r1_zero"]
+    run_dir = tmp / "r1"
     assert p.returncode == 0, p.stderr
     launch = (run_dir / "launch.sh").read_text()
     assert launch.count("verl.trainer.main_ppo") == 26  # 10,400 steps / 400
@@ -64,24 +105,17 @@ def test_r1_zero_ref_reset_segments(tmp_path):
     assert "actor_rollout_ref.model.path=" in launch and "trainer.resume_mode=auto" in launch
 
 
-def test_unknown_recipe_lists_available(tmp_path):
-    p = _run("recipe=dappo", cwd=tmp_path)
+def test_unknown_recipe_lists_available(shared):
+    p, _ = shared["unknown recipe"]
     assert p.returncode == 2
     assert "unknown recipe 'dappo'" in p.stderr and "dapo" in p.stderr and "grpo" in p.stderr
 
 
-def test_bad_config_exits_nonzero_naming_key(tmp_path):
-    p = _run(
-        "recipe=dapo",
-        "engine=verl",
-        "dry_run=true",
-        "actor_rollout_ref.rollout.temperature=0",
-        f"run_dir={tmp_path / 'bad'}",
-        cwd=tmp_path,
-    )
+def test_bad_config_exits_nonzero_naming_key(shared):
+    p, tmp = shared["bad config"]
     assert p.returncode == 2
     assert "actor_rollout_ref.rollout.temperature" in p.stderr and "nothing was launched" in p.stderr
-    assert not (tmp_path / "bad" / "launch.sh").exists()
+    assert not (tmp / "bad" / "launch.sh").exists()
 
 
 def test_what_veRLs_trainer_cannot_run_on_a_cpu_is_one_error_line_before_ray(tmp_path, capsys):

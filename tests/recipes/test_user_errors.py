@@ -7,7 +7,8 @@ and after. Every case fails while composing or validating, so none trains. The f
 issue's own mistakes; the rest are others of the same kinds (other keys, other sections, other
 sweeps, other paths). The first case of each command runs in a process of its own; the others run
 one after another in one shared process (``tests/one_process.py``: each as its module's
-``__main__``, with its own output and exit code), which pays veRL's and Hydra's imports once.
+``__main__``, with its own output and exit code), which pays veRL's and Hydra's imports once; a
+sweep arm's multirun dry run (no mistake, :func:`test_sweep_arm_names_its_recipe`) runs last there.
 """
 
 from __future__ import annotations
@@ -258,10 +259,14 @@ def shared(fixtures: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
         libraries = _library_caches(cache, mp)
     skip = [Path(v) for v in libraries.values()]
     cases = [(m, [a.replace("{tmp}", str(fixtures)) for a in args], env) for _, m, args, _, env in SHARED]
+    # last, no mistake: a sweep's arm as a dry run of the multirun (test_sweep_arm_names_its_recipe),
+    # into a sweep folder of its own outside the folders compared
+    cases.append(("recipes.run", [*ARM, f"hydra.sweep.dir={tmp / 'mr'}"], {}))
     before = _snapshot(cache, fixtures, skip)
     done = run_in_one_process(cases, tmp / "work", _environ(cache, libraries), timeout=1800)
     after = _snapshot(cache, fixtures, skip)
-    return {"runs": dict(zip([c[0] for c in SHARED], done, strict=True)), "before": before, "after": after}
+    runs = dict(zip([c[0] for c in SHARED], done[:-1], strict=True))
+    return {"runs": runs, "arm": done[-1], "before": before, "after": after}
 
 
 @pytest.mark.parametrize("name,module,args,needles,env", SHARED, ids=[c[0] for c in SHARED])
@@ -316,27 +321,14 @@ def test_sweep_hands_launcher_keys_to_the_runs() -> None:
     assert sweep_params("kl_coef", ["hydra.launcher.n_jobs=4"])["kl"] == ["none", "k3_0.01", "k3_0.05"]
 
 
-def test_sweep_arm_names_its_recipe(tmp_path: Path) -> None:
-    """An arm of a sweep (its file picks the recipe) does not say it composes the bare defaults."""
-    environ = {**os.environ, "RLVR_CACHE": str(tmp_path / "cache")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "recipes.run",
-            "-m",
-            "sweep=kl_coef",
-            "rlvr.seed=0",
-            "kl=none",
-            "dry_run=true",
-            f"hydra.sweep.dir={tmp_path / 'mr'}",
-        ],
-        cwd=REPO,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "no recipe=" not in proc.stderr
-    assert "[recipe] r1_zero" in proc.stderr
+#: ``python -m recipes.run`` arguments of one arm of a sweep as a multirun dry run
+ARM = ["-m", "sweep=kl_coef", "rlvr.seed=0", "kl=none", "dry_run=true"]
+
+
+def test_sweep_arm_names_its_recipe(shared: dict) -> None:
+    """An arm of a sweep (its file picks the recipe) does not say it composes the bare defaults (run
+    last in the shared process)."""
+    returncode, _, stderr = shared["arm"]
+    assert returncode == 0, stderr
+    assert "no recipe=" not in stderr
+    assert "[recipe] r1_zero" in stderr
