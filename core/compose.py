@@ -3,7 +3,8 @@
 Does: locate ``conf/``, compose a config from overrides with Hydra's compose API (reusing an
 active Hydra context, e.g. inside a ``@hydra.main`` command), list the available options of a
 config group; importing it registers the project's OmegaConf resolvers (:mod:`core.resolvers`),
-so every command, engine and test that composes has them. Does not: validate
+so every command, engine and test that composes has them, and installs the cache of parsed config
+files (:mod:`core.config_cache`: Hydra parses each file once per process). Does not: validate
 (``recipes.validate``), diff configs (``recipes.compose``) or launch anything.
 """
 
@@ -23,7 +24,9 @@ from hydra.errors import ConfigCompositionException, OverrideParseException
 from hydra.initialize import get_gh_backup, restore_gh_from_backup
 from omegaconf import DictConfig
 
-from core import resolvers  # noqa: F401  (registers ${rlvr.*} before anything composes)
+from core import config_cache, resolvers  # noqa: F401  (registers ${rlvr.*} before anything composes)
+
+config_cache.install()  # each config file is parsed once per process, not on every composition
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 

@@ -28,6 +28,8 @@ TINY = [
     "data.max_response_length=24",
 ]
 
+pytestmark = pytest.mark.usefixtures("hydra_ctx")  # one Hydra context for the module (tests/conftest.py)
+
 
 def test_chunked_step_is_the_same_update() -> None:
     """Rows sorted by length into micro-batches give the full batch's update (less padding)."""
