@@ -1,7 +1,7 @@
 """Hydra reads each config file once per process: a cache of parsed config files by content.
 
-Does: replace Hydra's ``file://`` and ``pkg://`` config sources (``conf/`` and veRL's packaged
-``ppo_trainer`` tree) with subclasses that keep each file's parsed :class:`ConfigResult`, keyed by
+Does: patch the ``load_config`` of Hydra's ``file://`` and ``pkg://`` config sources (``conf/`` and
+veRL's packaged ``ppo_trainer`` tree) in place to keep each file's parsed :class:`ConfigResult`, keyed by
 its search-path root, its name and its bytes, and hand out a deep copy on every load; a composition
 then skips PyYAML and ``OmegaConf.create`` for every file it has seen (most of the ~1 s a compose
 costs). A file edited on disk has other bytes, so it is parsed again. A file is parsed with libyaml's
@@ -99,44 +99,51 @@ def _cached(
     return copy.deepcopy(hit)
 
 
-class CachedFileConfigSource(FileConfigSource):
-    """``file://`` source (this project's ``conf/``) that parses each version of a file once."""
-
-    def load_config(self, config_path: str) -> ConfigResult:
-        """The file's config as :class:`FileConfigSource` loads it, from the cache when its bytes
-        were parsed before."""
-        full_path = os.path.realpath(os.path.join(self.path, self._normalize_file_name(config_path)))
-        try:
-            with open(full_path, "rb") as f:
-                data = f.read()
-        except OSError:  # missing or unreadable: the parent raises its own error
-            return super().load_config(config_path)
-        return _cached(
-            ("file", self.path, config_path, data), self, partial(super().load_config, config_path)
-        )
+#: Hydra's own ``load_config`` of its ``file`` and ``pkg`` sources, by scheme, before :func:`install`.
+_ORIGINAL: dict[str, Callable[..., ConfigResult]] = {
+    "file": FileConfigSource.load_config,
+    "pkg": ImportlibResourcesConfigSource.load_config,
+}
 
 
-class CachedImportlibResourcesConfigSource(ImportlibResourcesConfigSource):
-    """``pkg://`` source (veRL's ``verl.trainer.config``) that parses each version of a file once."""
+def file_load_config(self: FileConfigSource, config_path: str) -> ConfigResult:
+    """``file://`` sources (this project's ``conf/``): the file's config as Hydra loads it, from the
+    cache when its bytes were parsed before."""
+    original = partial(_ORIGINAL["file"], self, config_path)
+    full_path = os.path.realpath(os.path.join(self.path, self._normalize_file_name(config_path)))
+    try:
+        with open(full_path, "rb") as f:
+            data = f.read()
+    except OSError:  # missing or unreadable: Hydra raises its own error
+        return original()
+    return _cached(("file", self.path, config_path, data), self, original)
 
-    def load_config(self, config_path: str) -> ConfigResult:
-        """The file's config as :class:`ImportlibResourcesConfigSource` loads it, from the cache
-        when its bytes were parsed before."""
-        res = resources.files(self.path).joinpath(self._normalize_file_name(config_path))
-        try:
-            data = res.read_bytes()
-        except OSError:  # missing: the parent raises its own error
-            return super().load_config(config_path)
-        return _cached(("pkg", self.path, config_path, data), self, partial(super().load_config, config_path))
+
+def pkg_load_config(self: ImportlibResourcesConfigSource, config_path: str) -> ConfigResult:
+    """``pkg://`` sources (veRL's ``verl.trainer.config``): the file's config as Hydra loads it, from
+    the cache when its bytes were parsed before."""
+    original = partial(_ORIGINAL["pkg"], self, config_path)
+    res = resources.files(self.path).joinpath(self._normalize_file_name(config_path))
+    try:
+        data = res.read_bytes()
+    except OSError:  # missing: Hydra raises its own error
+        return original()
+    return _cached(("pkg", self.path, config_path, data), self, original)
 
 
 def install() -> None:
-    """Make Hydra's ``file`` and ``pkg`` schemes use the caching sources (for every Hydra context
-    initialized from now on, ``@hydra.main`` ones included)."""
-    Plugins.instance()  # Hydra registers its own sources on first use: register ours after it
+    """Make Hydra's ``file`` and ``pkg`` sources load through the cache (every Hydra context,
+    ``@hydra.main`` ones included). The classes Hydra registered stay registered, their
+    ``load_config`` patched in place: a Hydra state handed to a sweep's joblib worker
+    (``Singleton.set_state``) then re-registers Hydra's own classes there without a conflict, which
+    registering subclasses in their place caused. Idempotent."""
+    Plugins.instance()  # Hydra's plugin scan re-runs its source modules: patch the classes it registered
     types = SourcesRegistry.instance().types
-    types[CachedFileConfigSource.scheme()] = CachedFileConfigSource
-    types[CachedImportlibResourcesConfigSource.scheme()] = CachedImportlibResourcesConfigSource
+    for scheme, patched in (("file", file_load_config), ("pkg", pkg_load_config)):
+        cls = types[scheme]
+        if cls.load_config is not patched:
+            _ORIGINAL[scheme] = cls.load_config
+            cls.load_config = patched
 
 
 def clear() -> None:

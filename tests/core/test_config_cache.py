@@ -20,8 +20,19 @@ from core.compose import CONF_DIR, compose_file
 
 def test_hydra_loads_files_through_the_cache() -> None:
     types = SourcesRegistry.instance().types
-    assert types["file"] is config_cache.CachedFileConfigSource
-    assert types["pkg"] is config_cache.CachedImportlibResourcesConfigSource
+    assert types["file"].load_config is config_cache.file_load_config
+    assert types["pkg"].load_config is config_cache.pkg_load_config
+
+
+def test_a_hydra_state_handed_to_a_sweep_worker_restores(tmp_path: Path) -> None:
+    """What hydra-joblib-launcher does in each worker: restore the sweep's Hydra state, which
+    re-initializes Hydra's plugins against the restored source registry (a conflict raised here
+    when the cache registered classes of its own), then compose."""
+    from hydra.core.singleton import Singleton
+
+    Singleton.set_state(Singleton.get_state())  # the state holds no Plugins: set_state makes them anew
+    (tmp_path / "main.yaml").write_text("x: 1\n")
+    assert OmegaConf.to_container(compose_file(tmp_path, "main")) == {"x": 1}
 
 
 def test_an_edited_file_composes_to_its_new_content(tmp_path: Path) -> None:
