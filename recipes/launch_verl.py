@@ -69,6 +69,8 @@ def launch_commands(cfg: DictConfig, run_dir: Path) -> list[list[str]]:
         "verl.trainer.main_ppo",
         f"--config-path={run_dir.resolve()}",
         "--config-name=verl_config",
+        # Hydra's own output (.hydra/, main_ppo.log) in the run folder, not outputs/ where the command ran
+        f"hydra.run.dir={run_dir.resolve() / 'hydra'}",
     ]
     every = cfg.rlvr.get("ref_reset_steps")
     total = cfg.trainer.total_training_steps

@@ -86,6 +86,8 @@ def test_grpo_runs_two_steps_on_verls_trainer_from_a_tiny_model(model: Path, tmp
         assert by_step[s]["training/rollout_probs_diff_max"] < 1e-3, by_step[s]
     assert "val-core/arithmetic/acc/mean@1" in by_step[2]
     assert (run_dir / "checkpoints" / "global_step_2" / "actor").is_dir()
+    # Hydra's output of veRL's main_ppo is the run's, not outputs/ of the folder the command ran in
+    assert (run_dir / "hydra" / ".hydra" / "config.yaml").is_file()
     assert (run_dir / "launch.sh").read_text().count("verl.trainer.main_ppo") == 1
     assert "verl_cpu" in (run_dir / "launch.sh").read_text()
     assert not launched(run_key(run_dir))  # nothing of the run is left running
